@@ -1,0 +1,107 @@
+"""Checks for `blocks`: the decoder's sublayers (C6), norm placement (C7), and the pre-norm (B6)
+and post-norm (B7) blocks against torch's own encoder layer with the same weights."""
+import numpy as np
+import torch
+
+from autograder.checks import check, expect, expect_answer, expect_close, names
+from solutions.reference import blocks as ref
+
+# (batch, tokens, d_model, heads, d_ff): d_ff is not always 4 * d_model.
+CONFIGS = [(2, 5, 16, 4, 64), (1, 7, 12, 3, 20), (3, 4, 8, 2, 40)]
+
+
+@check("C6", points=3, hidden=True, says="q6_decoder_sublayers names the three sublayers of the 2017 decoder block")
+def test_C6_sublayers(student):
+    value = student.value("q6_decoder_sublayers")
+    expect(isinstance(value, list) and len(value) == 3 and all(isinstance(s, str) for s in value),
+           "q6_decoder_sublayers: give a list of exactly three strings, one per sublayer")
+    matched = set()
+    for answer in value:
+        hits = [kind for kind, spellings in ref.DECODER_SUBLAYERS.items() if names(answer, spellings)]
+        expect(len(hits) == 1, f"q6_decoder_sublayers: {answer!r} does not name exactly one decoder sublayer")
+        matched.add(hits[0])
+    expect(len(matched) == 3, "q6_decoder_sublayers: one of the three sublayers is missing (or named twice)")
+
+
+@check("C6", points=2, hidden=True, says="q6_gpt_drops names the sublayer a GPT block leaves out")
+def test_C6_gpt_drops(student):
+    others = set().union(*(v for k, v in ref.DECODER_SUBLAYERS.items() if k != "cross attention"))
+    expect_answer(student.value("q6_gpt_drops"), ref.GPT_DROPS, others, "q6_gpt_drops")
+
+
+@check("C7", points=2, hidden=True, says="q7_2017_paper names the norm placement of the 2017 paper")
+def test_C7_2017_paper(student):
+    expect_answer(student.value("q7_2017_paper"), ref.PAPER_2017, ref.MODERN_DEFAULT, "q7_2017_paper")
+
+
+@check("C7", points=2, hidden=True, says="q7_modern_default names the placement most current LLMs ship")
+def test_C7_modern_default(student):
+    expect_answer(student.value("q7_modern_default"), ref.MODERN_DEFAULT, ref.PAPER_2017, "q7_modern_default")
+
+
+def _causality(student, cls):
+    """With causal=True, changing the last token changes no earlier output; without the mask it does."""
+    g = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 6, 16, generator=g)
+    x2 = x.clone()
+    x2[:, -1] = torch.randn(2, 16, generator=g)
+    outs = student.module(cls, (16, 4), state=None, forwards=[((x,), {"causal": True}), ((x2,), {"causal": True}),
+                                                              ((x,), {"causal": False}), ((x2,), {"causal": False})],
+                          forbid=("transformer",))
+    expect(all(isinstance(o, np.ndarray) and o.shape == (2, 6, 16) for o in outs),
+           f"{cls}.forward must return a tensor of the input's shape (2, 6, 16)")
+    expect(np.allclose(outs[0][:, :-1], outs[1][:, :-1], atol=1e-5),
+           f"{cls} with causal=True: changing the last token changed earlier outputs, so the mask lets "
+           "positions see the future")
+    expect(not np.allclose(outs[2][:, 0], outs[3][:, 0], atol=1e-5),
+           f"{cls} with causal=False: position 0 should see (and depend on) the last token")
+
+
+def _matches_torch(student, cls, norm_first, causal):
+    for seed, (B, T, d, h, d_ff) in enumerate(CONFIGS):
+        torch.manual_seed(1000 + seed)
+        layer = ref.torch_block(d, h, d_ff, norm_first=norm_first).eval()
+        with torch.no_grad():
+            for name, p in layer.named_parameters():   # random norms too: norm1 and norm2 must differ
+                p.copy_(1 + 0.3 * torch.randn_like(p) if name.startswith("norm") else 0.3 * torch.randn_like(p))
+        x = torch.randn(B, T, d)
+        forwards = [((x,), {"causal": causal})] + ([((x,), {})] if causal else [])
+        outs = student.module(cls, (d, h, d_ff), state=layer.state_dict(), forwards=forwards, forbid=("transformer",))
+        with torch.no_grad():
+            want = ref.torch_block_forward(layer, x, causal)
+        what = f"{cls}({d}, {h}, {d_ff}) on x of shape {(B, T, d)} with causal={causal}"
+        expect_close(outs[0], want, what)
+        if causal:
+            expect_close(outs[1], want, f"{cls}.forward(x) without the causal argument (it defaults to True)")
+
+
+@check("B6", points=2, hidden=False, says="PreNormBlock keeps the shape, and its causal flag hides (only) the future")
+def test_B6_causality(student):
+    _causality(student, "PreNormBlock")
+
+
+@check("B6", points=4, hidden=True,
+       says="PreNormBlock matches nn.TransformerEncoderLayer(norm_first=True) with the same random weights, causal")
+def test_B6_causal(student):
+    _matches_torch(student, "PreNormBlock", norm_first=True, causal=True)
+
+
+@check("B6", points=4, hidden=True, says="PreNormBlock matches the torch layer with the mask off")
+def test_B6_bidirectional(student):
+    _matches_torch(student, "PreNormBlock", norm_first=True, causal=False)
+
+
+@check("B7", points=2, hidden=False, says="PostNormBlock keeps the shape, and its causal flag hides (only) the future")
+def test_B7_causality(student):
+    _causality(student, "PostNormBlock")
+
+
+@check("B7", points=3, hidden=True,
+       says="PostNormBlock matches nn.TransformerEncoderLayer(norm_first=False) with the same random weights, causal")
+def test_B7_causal(student):
+    _matches_torch(student, "PostNormBlock", norm_first=False, causal=True)
+
+
+@check("B7", points=3, hidden=True, says="PostNormBlock matches the torch layer with the mask off")
+def test_B7_bidirectional(student):
+    _matches_torch(student, "PostNormBlock", norm_first=False, causal=False)

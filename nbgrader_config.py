@@ -1,0 +1,32 @@
+"""nbgrader configuration of the course; nbgrader reads it when run from this folder.
+
+The problem sets are authored in solutions/<assignment>/ (nbgrader's source directory) and
+released to assignments/<assignment>/; student data (submitted/, autograded/, feedback/,
+gradebook.db) lives next to this file and is git-ignored.
+"""
+c = get_config()  # noqa: F821  (nbgrader provides get_config)
+
+c.CourseDirectory.course_id = "transformer-block"
+c.CourseDirectory.source_directory = "solutions"
+c.CourseDirectory.release_directory = "assignments"
+c.CourseDirectory.db_url = "sqlite:///gradebook.db"
+# The text form of each notebook and the grader's caches stay out of the release.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.pct.py"]
+
+# A test cell deleted from a submission is put back from the source, and so still graded.
+c.OverwriteCells.add_missing_cells = True
+
+# Grade with the course's Python kernel, at most two minutes per cell.
+c.Execute.kernel_name = "python3"
+c.Execute.timeout = 120
+c.Execute.interrupt_on_timeout = True
+
+# A harmless warning on stderr must not fail a correct cell: drop warning lines before grading.
+c.IgnorePattern.enabled = True
+c.IgnorePattern.pattern = r"(?s)^(\S+:\d+: \w*Warning: .*|\s*warnings\.warn\(.*)$"
+
+# What students see where a solution was removed.
+c.ClearSolutions.code_stub = {
+    "python": 'raise NotImplementedError("write this part: see the TODO box above this cell")'
+}
+c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
