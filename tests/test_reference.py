@@ -238,12 +238,12 @@ def test_swiglu_hidden_dim():
 
 
 def test_most_weights_answer_sets():
-    assert "mlp" in mlp.MOST_WEIGHTS and "attention" in mlp.MOST_WEIGHTS_WRONG
+    assert "mlp" in params.MOST_WEIGHTS and "attention" in params.MOST_WEIGHTS_WRONG
     for spelling in ("MLP", "Feed-Forward", "FFN", "multi-layer perceptron", "Feedforward network"):
-        assert normalize(spelling) in mlp.MOST_WEIGHTS, spelling
+        assert normalize(spelling) in params.MOST_WEIGHTS, spelling
     for spelling in ("Attention", "W_Q, W_K, W_V, W_O", "multi-head attention", "self-attention"):
-        assert normalize(spelling) in mlp.MOST_WEIGHTS_WRONG, spelling
-    _assert_normalized_and_disjoint(mlp.MOST_WEIGHTS, mlp.MOST_WEIGHTS_WRONG)
+        assert normalize(spelling) in params.MOST_WEIGHTS_WRONG, spelling
+    _assert_normalized_and_disjoint(params.MOST_WEIGHTS, params.MOST_WEIGHTS_WRONG)
 
 
 def _assert_normalized_and_disjoint(*answer_sets):

@@ -52,7 +52,7 @@ def test_B1_worked_example(student):
            "each row should have (population) variance 1: divide by d, not d - 1, over the last dim")
 
 
-@check("B1", points=3, hidden=True,
+@check("B1", points=4, hidden=True,
        says="layer_norm matches the reference for random gamma and beta, inputs with 0 to 3 leading dims")
 def test_B1_random_affine(student):
     for seed, shape in enumerate(SHAPES):

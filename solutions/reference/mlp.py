@@ -53,21 +53,3 @@ def swiglu_hidden_dim(d_model: int, multiple_of: int = 256) -> int:
         raise ValueError(f"multiple_of must be a positive integer, got {multiple_of}")
     hidden = int(2 * 4 * d_model / 3)
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
-
-
-# C3, normalized form: lowercase, hyphens as spaces, punctuation dropped, single spaces.
-MOST_WEIGHTS = frozenset({
-    "mlp", "the mlp", "mlps", "the mlps", "mlp layer", "mlp layers", "the mlp layer",
-    "feed forward", "feedforward", "the feed forward", "feed forward network",
-    "feed forward layer", "feedforward network", "ffn", "the ffn", "ff",
-    "position wise feed forward", "position wise feed forward network", "positionwise feed forward",
-    "multilayer perceptron", "multi layer perceptron", "the multilayer perceptron",
-    "w1 w2", "the mlp w1 w2",
-})
-
-MOST_WEIGHTS_WRONG = frozenset({
-    "attention", "the attention", "self attention", "multi head attention", "multihead attention",
-    "mha", "attention layer", "attention weights", "attention matrices", "attention projections",
-    "wq wk wv wo", "wq wk wv and wo", "w q w k w v w o", "q k v o", "qkvo", "qkv",
-    "query key value output", "queries keys values",
-})

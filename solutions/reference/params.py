@@ -168,3 +168,21 @@ def random_config(rng: random.Random, **fixed) -> dict:
         raise KeyError(f"unknown config keys {sorted(unknown)}; use some of {list(_KEYS)}")
     config.update(fixed)
     return config
+
+
+# C3, normalized form: lowercase, hyphens as spaces, punctuation dropped, single spaces.
+MOST_WEIGHTS = frozenset({
+    "mlp", "the mlp", "mlps", "the mlps", "mlp layer", "mlp layers", "the mlp layer",
+    "feed forward", "feedforward", "the feed forward", "feed forward network",
+    "feed forward layer", "feedforward network", "ffn", "the ffn", "ff",
+    "position wise feed forward", "position wise feed forward network", "positionwise feed forward",
+    "multilayer perceptron", "multi layer perceptron", "the multilayer perceptron",
+    "w1 w2", "the mlp w1 w2",
+})
+
+MOST_WEIGHTS_WRONG = frozenset({
+    "attention", "the attention", "self attention", "multi head attention", "multihead attention",
+    "mha", "attention layer", "attention weights", "attention matrices", "attention projections",
+    "wq wk wv wo", "wq wk wv and wo", "w q w k w v w o", "q k v o", "qkvo", "qkv",
+    "query key value output", "queries keys values",
+})

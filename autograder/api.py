@@ -1,0 +1,128 @@
+"""What the ``course`` command does, as functions (the command line only parses arguments).
+
+- ``release``: build the source notebooks and generate the student release with nbgrader
+- ``autograde``: grade a folder of submissions in sandboxed children, in parallel
+- ``grade``: grade one submission (optionally as Gradescope results)
+"""
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+
+from autograder import authoring, checks, pipeline
+from autograder.assignment import REPO, Assignment
+
+
+class CourseError(RuntimeError):
+    """A usage or setup error; the message says what to do."""
+
+
+# ---- release ---------------------------------------------------------------------------------
+
+def release(assignment: str, repo: Path = REPO) -> list[Path]:
+    """Rebuild ``solutions/<assignment>/*.ipynb`` from their text form and regenerate the release."""
+    a = Assignment(assignment, repo)
+    if not a.source_dir.is_dir():
+        raise CourseError(f"no problem set {assignment!r} in {repo / 'solutions'}")
+    if _uncommitted(a.source_dir, repo):
+        warnings.warn(f"{a.source_dir.relative_to(repo)} has uncommitted edits: the release will not match "
+                      "what is committed; commit them with the release", stacklevel=2)
+    authoring.build(a.source_dir)
+    nbgrader("generate_assignment", assignment, "--force", repo=repo)
+    return sorted(p for p in a.release_dir.rglob("*") if p.is_file())
+
+
+def nbgrader(*args: str, repo: Path = REPO, check: bool = True) -> subprocess.CompletedProcess:
+    """Run an nbgrader command in the course folder with this environment's tools on PATH."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"], cwd=repo, env=env,
+                          capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise CourseError(f"nbgrader {args[0]} failed:\n{done.stderr.strip()[-2000:]}")
+    return done
+
+
+def _uncommitted(path: Path, repo: Path) -> bool:
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=repo,
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and any(not line.endswith(".ipynb") and "visible_checks" not in line
+                                       for line in out.stdout.splitlines())
+
+
+# ---- autograde -------------------------------------------------------------------------------
+
+def find_submissions(folder: Path) -> dict[str, Path]:
+    """Student id -> folder, for every sub-folder of ``folder``."""
+    if not folder.is_dir():
+        raise CourseError(f"no submissions folder {folder}: pass --submissions DIR "
+                          "(holding <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb)")
+    return {p.name: p for p in sorted(folder.iterdir()) if p.is_dir() and not p.name.startswith(".")}
+
+
+def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
+              progress=None, repo: Path = REPO) -> dict:
+    """Grade every submission in ``submissions``; returns the results document."""
+    from autograder.sandbox import Limits, Sandbox
+
+    a = Assignment(assignment, repo)
+    for notebook in a.notebooks:
+        a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
+    students = find_submissions(submissions)
+    workers = workers or os.cpu_count() or 1
+    started = time.monotonic()
+    hide = [repo, submissions.resolve(), Path.home()]
+    results: dict[str, dict] = {}
+    with Sandbox(Limits(timeout=timeout), hide=hide) as sandbox:
+        env = pipeline.Env(a, sandbox)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {pool.submit(_grade_safely, sid, folder, env): sid for sid, folder in students.items()}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                if progress:
+                    progress(futures[future])
+        isolation = dict(sandbox.isolation)
+    return {"assignment": assignment, "isolation": isolation, "workers": workers,
+            "seconds": round(time.monotonic() - started, 2),
+            "students": {sid: results[sid] for sid in sorted(results)}}
+
+
+def _grade_safely(student, folder, env) -> dict:
+    """One task; a bug in the grader fails this student with its reason, not the batch."""
+    try:
+        return pipeline.grade(student, folder, env)
+    except Exception as exc:
+        return {"status": "failed", "reason": f"the grader could not grade this submission: "
+                                              f"{type(exc).__name__}: {exc}"[:400],
+                "score": 0.0, "max_score": env.assignment.max_score, "questions": {}, "flags": []}
+
+
+def write_csv(results: dict, path: Path) -> None:
+    """A row per student: a column per question, total, status, needs-manual-grade, flags, reason."""
+    qids = list(checks.QUESTIONS)
+    with open(path, "w", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(["student", *qids, "score", "max_score", "status", "needs_manual_grade", "flags", "reason"])
+        for sid, r in results["students"].items():
+            q = r.get("questions", {})
+            out.writerow([sid, *[_cell(q.get(qid, {}).get("score")) for qid in qids], r["score"], r["max_score"],
+                          r["status"], " ".join(r.get("needs_manual_grade", [])), " | ".join(r.get("flags", [])),
+                          r.get("reason") or ""])
+
+
+def _cell(score):
+    return "" if score is None else score
+
+
+def write_json(doc: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")

@@ -1,0 +1,98 @@
+"""The ``course`` command: parse arguments, call ``autograder.api``, print a summary.
+
+Exit status: 0 when the command itself worked (even if submissions failed: each failure has
+its reason in the results), 2 for a usage or setup error.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from autograder import api
+from autograder.assignment import ASSIGNMENT, REPO
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="course", description="Release, grade and report the course's problem sets.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("release", help="build the source notebooks and regenerate assignments/")
+    p.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+
+    p = sub.add_parser("autograde", help="grade a whole class, isolated and in parallel")
+    p.add_argument("assignment")
+    p.add_argument("--submissions", type=Path, default=None,
+                   help="folder of <student>/<notebook>.ipynb (default: the course's submitted/)")
+    p.add_argument("--out", type=Path, default=Path("results.json"))
+    p.add_argument("--csv", type=Path, default=None)
+    p.add_argument("--workers", type=int, default=0, help="parallel submissions (default: one per core)")
+    p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
+
+    p = sub.add_parser("checks", help="list every check with its question, points and visibility")
+
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except api.CourseError as exc:
+        print(f"course {args.command}: {exc}", file=sys.stderr)
+        return 2
+
+
+def _release(args) -> int:
+    files = api.release(args.assignment)
+    print(f"released {args.assignment}: {len(files)} files in {REPO / 'assignments' / args.assignment}")
+    return 0
+
+
+def _autograde(args) -> int:
+    from tqdm import tqdm
+
+    submissions = args.submissions or _nbgrader_submitted(args.assignment)
+    students = api.find_submissions(submissions)
+    with tqdm(total=len(students), desc="grading", unit="submission", file=sys.stderr) as bar:
+        results = api.autograde(args.assignment, submissions, args.workers, args.timeout,
+                                progress=lambda sid: bar.update(1))
+    api.write_json(results, args.out)
+    if args.csv:
+        api.write_csv(results, args.csv)
+    print(summary(results))
+    print(f"results: {args.out}" + (f", grades: {args.csv}" if args.csv else ""))
+    return 0
+
+
+def _nbgrader_submitted(assignment: str) -> Path:
+    """nbgrader's submitted/<student>/<assignment>/ is found through the student folders."""
+    return REPO / "submitted"
+
+
+def _checks(args) -> int:
+    from autograder import checks
+
+    for c in checks.all_checks():
+        print(f"{c.id:28} {c.points:>4g}  {'hidden ' if c.hidden else 'visible'}  {c.says}")
+    return 0
+
+
+def summary(results: dict) -> str:
+    """A fixed-width table: one row per student, one column per question."""
+    from autograder import checks
+
+    qids = [q for q, meta in checks.QUESTIONS.items() if not meta.manual]
+    rows = [["student", *qids, "total", "status"]]
+    for sid, r in results["students"].items():
+        q = r.get("questions", {})
+        rows.append([sid, *[f"{q[x]['score']:g}" if x in q else "-" for x in qids], f"{r['score']:g}",
+                     r["status"] + (" *" if r.get("flags") else "")])
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+             for row in rows]
+    lines.append(f"{len(results['students'])} submissions in {results['seconds']} s with {results['workers']} workers; "
+                 "* = flagged for the TA (see results)")
+    return "\n".join(lines)
+
+
+COMMANDS = {"release": _release, "autograde": _autograde, "checks": _checks}
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""Step 4: the code to run for each notebook.
+
+The student's code cells run in their order; read-only given cells run as the source has them
+(put back at the top if deleted); test cells and retyped checks never run. The first cell makes
+``from visible_checks import check`` harmless, since checks run in the grader, not next to the code.
+"""
+from autograder.pipeline.tamper import RETYPED
+
+PRELUDE = ("import sys, types\n"
+           "sys.modules['visible_checks'] = types.SimpleNamespace(check=lambda *args, **kwargs: None)")
+
+
+def run(sub, env):
+    for notebook, cells in sub.cells.items():
+        tests, given = env.assignment.tests(notebook), env.assignment.given(notebook)
+        program, placed = [PRELUDE], set()
+        for cell in cells:
+            if cell.cell_type != "code" or cell.grade_id in tests or RETYPED.search(cell.source):
+                continue
+            if cell.grade_id in given:
+                if cell.grade_id in placed:
+                    continue
+                placed.add(cell.grade_id)
+                program.append(given[cell.grade_id].source)
+            else:
+                program.append(cell.source)
+        missing = [c.source for gid, c in given.items() if gid not in placed]
+        sub.programs[notebook] = program[:1] + missing + program[1:]

@@ -1,0 +1,31 @@
+"""Step 3: compare the submission's test and given cells with the source; flag every change.
+
+Nothing flagged here changes a score: tests always come from the source (the submission's own
+test cells never run), so this step only tells the TA what was touched.
+"""
+import re
+
+# A check call typed into a cell that is not the source's test cell.
+RETYPED = re.compile(r"\b(hidden_)?check\(\s*['\"][A-C]\d")
+
+
+def run(sub, env):
+    for notebook, cells in sub.cells.items():
+        tests, given = env.assignment.tests(notebook), env.assignment.given(notebook)
+        seen: dict[str, int] = {}
+        for cell in cells:
+            if cell.grade_id in tests or cell.grade_id in given:
+                seen[cell.grade_id] = seen.get(cell.grade_id, 0) + 1
+                original = tests.get(cell.grade_id) or given[cell.grade_id]
+                if cell.source.strip() != original.source.strip():
+                    sub.flags.append(f"{notebook}: cell {cell.grade_id} was edited")
+                if cell.grade_id in tests and cell.points != original.points:
+                    sub.flags.append(f"{notebook}: points of {cell.grade_id} changed to {cell.points!r}")
+            elif cell.cell_type == "code" and RETYPED.search(cell.source):
+                sub.flags.append(f"{notebook}: a check was retyped outside its test cell")
+        for grade_id in tests:
+            if grade_id not in seen:
+                sub.flags.append(f"{notebook}: test cell {grade_id} was deleted")
+        for grade_id, count in seen.items():
+            if count > 1:
+                sub.flags.append(f"{notebook}: cell {grade_id} appears {count} times")

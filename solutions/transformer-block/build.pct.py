@@ -1,0 +1,555 @@
+# %% md
+# # The transformer block: build it
+#
+# In this notebook you build a transformer block from its parts: layer norm and RMSNorm (forward
+# and backward), the MLP and its gated SwiGLU variant, the pre-norm and post-norm blocks, an exact
+# parameter count for whole models, and residual stacks with the gradients they let through.
+#
+# **How this notebook works**
+#
+# - Run the setup cell first, then work from top to bottom.
+# - Write code only inside the cells marked by a **TODO** box, where `raise NotImplementedError`
+#   stands. Keep every given name, signature and argument default as it is.
+# - After each TODO cell come its check cells. Run them. A *visible* check runs right away and prints
+#   what it checked when it passes; a *hidden* check shows one line saying what it will check and
+#   runs only when your notebook is graded, on shapes, seeds and weights you never see. So test
+#   your code on more than the visible examples.
+# - Do not edit, move or delete the check cells.
+# - Outputs must have exactly the expected shape and match within `atol=1e-5, rtol=1e-4`
+#   (`atol=1e-4, rtol=1e-3` for gradients). Inputs may have any number of leading batch dims.
+# - B1 and B2 ask you to write the norms yourself. Code that reaches `F.layer_norm`, `nn.LayerNorm`,
+#   `torch.layer_norm`, `F.rms_norm` or `nn.RMSNorm` fails those checks. In B6 and B7,
+#   `nn.TransformerEncoderLayer` and its relatives are off limits.
+#
+# There are 70 points: B1 to B9.
+
+# %% code
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from visible_checks import check
+
+_ = torch.manual_seed(0)  # the same random draws as the reference run
+
+# %% md
+# ## B1 · Layer norm (8 points)
+#
+# Layer norm normalizes each token vector $x \in \mathbb{R}^d$ over its own $d$ features, then applies
+# a learned gain $\gamma \in \mathbb{R}^d$ and shift $\beta \in \mathbb{R}^d$:
+#
+# $$\mu = \frac1d \sum_{k=1}^d x_k, \qquad \sigma^2 = \frac1d \sum_{k=1}^d (x_k - \mu)^2, \qquad
+# \hat x = \frac{x - \mu}{\sqrt{\sigma^2 + \epsilon}}, \qquad \mathrm{LN}(x) = \gamma \odot \hat x + \beta .$$
+#
+# Three details decide whether you match PyTorch:
+#
+# - $\sigma^2$ is the **population** variance (divide by $d$, not $d - 1$).
+# - $\epsilon$ goes **inside** the square root. This matters for nearly constant rows, where
+#   $\sigma^2$ is about as small as $\epsilon$.
+# - `x` has shape `(..., d)`, with any number of leading dims. Reduce over the last dim only and
+#   keep it (`keepdim=True`), so that the `(..., 1)` statistics broadcast against `(..., d)`.
+#
+# Each token is normalized on its own. Nothing is shared across tokens or across the batch, so the
+# layer behaves the same in training and at inference.
+
+# %% md
+# > **TODO (B1, 8 points, about 4 lines).** Write `layer_norm(x, gamma, beta, eps=1e-5)` for `x` of
+# > shape `(..., d)` and `gamma`, `beta` of shape `(d,)`. Do not call `F.layer_norm`,
+# > `nn.LayerNorm` or `torch.layer_norm`. Hint: `torch.var_mean(x, dim=-1, keepdim=True,
+# > correction=0)` gives $\sigma^2$ and $\mu$ in one call.
+# >
+# > **Checked:** `[3, 1]` with `gamma=1`, `beta=0`, `eps=0` gives `[1, -1]`, and every row of a
+# > `(2, 3, 8)` output has mean 0 and variance 1 (visible); random `gamma` and `beta` on inputs
+# > with 0 to 3 leading dims, and nearly constant rows with the default and a given `eps` (hidden).
+
+# %% solution id=B1_code
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """gamma * (x - mu) / sqrt(sigma^2 + eps) + beta over the last dim.
+
+    x: (..., d); gamma, beta: (d,); mu, sigma^2: mean and population variance of each row.
+    """
+    ### BEGIN SOLUTION
+    sigma2, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)  # (..., 1) each
+    xhat = (x - mu) / torch.sqrt(sigma2 + eps)                          # (..., d)
+    return gamma * xhat + beta                                          # (..., d)
+    ### END SOLUTION
+
+# %% checks B1
+
+# %% md
+# ## B2 · RMSNorm (5 points)
+#
+# Most recent LLMs (Llama, Mistral, Qwen, Gemma) use RMSNorm instead. It skips the mean
+# subtraction and the shift $\beta$, and only divides by the root mean square of the row:
+#
+# $$\mathrm{RMSNorm}(x) = \frac{x}{\sqrt{\frac1d \sum_{k} x_k^2 + \epsilon}} \odot \gamma .$$
+#
+# It costs fewer operations and one parameter vector less, and it works just as well in practice.
+# The default $\epsilon = 10^{-6}$ here is Llama's.
+
+# %% md
+# > **TODO (B2, 5 points, about 2 lines).** Write `rms_norm(x, gamma, eps=1e-6)` for `x` of shape
+# > `(..., d)` and `gamma` of shape `(d,)`, without `F.rms_norm` or `nn.RMSNorm`.
+# >
+# > **Checked:** `rms_norm([3, 4])` with `gamma=1`, `eps=0` is `[3, 4] / sqrt(12.5)` (visible);
+# > random `gamma` on inputs with a non-zero mean and leading dims, and rows of tiny magnitude where
+# > `eps` dominates (hidden).
+
+# %% solution id=B2_code
+def rms_norm(x, gamma, eps=1e-6):
+    """x / sqrt(mean(x^2) + eps) * gamma over the last dim. x: (..., d); gamma: (d,)."""
+    ### BEGIN SOLUTION
+    mean_sq = (x * x).mean(dim=-1, keepdim=True)                        # (..., 1)
+    return gamma * x / torch.sqrt(mean_sq + eps)                        # (..., d)
+    ### END SOLUTION
+
+# %% checks B2
+
+# %% md
+# ## B3 · The layer norm backward pass (10 points)
+#
+# Write $r = 1/\sqrt{\sigma^2 + \epsilon}$, so $\hat x = (x - \mu)\,r$ and $y = \gamma \odot \hat x + \beta$.
+# Let $G = \partial L / \partial y$ be the gradient arriving from above, with the shape `(..., d)` of `x`.
+#
+# **The parameters.** $\gamma$ and $\beta$ are shared by every token, so their gradients add up
+# the contributions of all of them, summed over **every** leading dim:
+#
+# $$\frac{\partial L}{\partial \beta} = \sum_{\text{rows}} G, \qquad
+# \frac{\partial L}{\partial \gamma} = \sum_{\text{rows}} G \odot \hat x .$$
+#
+# **The input.** Within one row, let $g = \gamma \odot G$ be the gradient with respect to $\hat x$.
+# Each $\hat x_i$ depends on every $x_j$ through $\mu$ and $\sigma^2$. Using
+# $\partial \mu / \partial x_j = 1/d$ and $\partial r / \partial x_j = -r^2 \hat x_j / d$:
+#
+# $$\frac{\partial \hat x_i}{\partial x_j} = r\left(\delta_{ij} - \frac1d - \frac{\hat x_i \hat x_j}{d}\right)
+# \quad\Longrightarrow\quad
+# \frac{\partial L}{\partial x} = r\,\Big(g - \operatorname{mean}(g) - \hat x \odot \operatorname{mean}(g \odot \hat x)\Big),$$
+#
+# with both means taken over the row's $d$ features. The two subtracted terms remove the parts of
+# $g$ along the constant direction and along $\hat x$. Layer norm ignores shifts and rescalings of
+# its input, so moving the input in those directions cannot change the loss. As a consequence,
+# every row of $\partial L/\partial x$ sums to zero.
+
+# %% md
+# > **TODO (B3, 10 points, about 9 lines).** Write `layer_norm_backward(grad_out, x, gamma, eps=1e-5)`
+# > returning the tuple `(grad_x, grad_gamma, grad_beta)` from the formulas above, without autograd.
+# > `grad_x` has the shape of `x`, and `grad_gamma`, `grad_beta` have the shape `(d,)` of `gamma`.
+# > Hint: to sum over all leading dims, reshape to `(-1, d)` and sum over dim 0. Be careful:
+# > `t.sum(dim=())` sums over *everything*, so a tuple of leading dims breaks for 1-D inputs.
+# >
+# > **Checked:** the three shapes, `grad_beta` equal to `grad_out` summed over leading dims, and rows
+# > of `grad_x` summing to 0 (visible); `grad_x` against autograd through `F.layer_norm` for random
+# > inputs, `grad_gamma` and `grad_beta` for 1 to 3 leading dims, and nearly constant rows with
+# > `eps=1e-3` (hidden).
+
+# %% solution id=B3_code
+def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
+    """Gradients of layer_norm(x, gamma, beta, eps) given grad_out = dL/dy.
+
+    grad_out, x: (..., d); gamma: (d,). r = 1/sqrt(sigma^2 + eps), xhat = (x - mu) r, g = gamma grad_out.
+    Returns grad_x (..., d), grad_gamma (d,), grad_beta (d,).
+    """
+    ### BEGIN SOLUTION
+    d = x.shape[-1]
+    sigma2, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)  # (..., 1) each
+    r = torch.rsqrt(sigma2 + eps)                                       # (..., 1)
+    xhat = (x - mu) * r                                                 # (..., d)
+    g = gamma * grad_out                                                # (..., d)
+    grad_x = r * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
+    grad_gamma = (grad_out * xhat).reshape(-1, d).sum(dim=0)            # (d,)
+    grad_beta = grad_out.reshape(-1, d).sum(dim=0)                      # (d,)
+    return grad_x, grad_gamma, grad_beta
+    ### END SOLUTION
+
+# %% checks B3
+
+# %% md
+# For your own curiosity (not graded), the next cell compares your closed form with what autograd
+# gets by differentiating through PyTorch's layer norm.
+
+# %% code
+x_demo = 3 * torch.randn(4, 6) + 1                                  # (B, d)
+gamma_demo, beta_demo, grad_demo = torch.randn(6), torch.randn(6), torch.randn(4, 6)
+try:
+    yours = layer_norm_backward(grad_demo, x_demo, gamma_demo)
+except NotImplementedError:
+    print("Write layer_norm_backward in the B3 cell first, then run this cell again.")
+else:
+    leaves = [t.clone().requires_grad_(True) for t in (x_demo, gamma_demo, beta_demo)]
+    F.layer_norm(leaves[0], (6,), leaves[1], leaves[2], eps=1e-5).backward(grad_demo)
+    for name, got, leaf in zip(("grad_x", "grad_gamma", "grad_beta"), yours, leaves):
+        print(f"{name:10s} largest difference from autograd: {(got - leaf.grad).abs().max().item():.1e}")
+
+# %% md
+# ## B4 · The position-wise MLP (6 points)
+#
+# Attention mixes information *across* tokens. The MLP then transforms every token *on its own*,
+# with the same weights at every position:
+#
+# $$\mathrm{MLP}(x) = W_2\,\phi(W_1 x + b_1) + b_2, \qquad W_1 \in \mathbb{R}^{d_{ff} \times d},
+# \quad W_2 \in \mathbb{R}^{d \times d_{ff}}, \quad d_{ff} = 4d \text{ by default}.$$
+#
+# GPT-style models use GELU, $\phi(z) = z\,\Phi(z) = \tfrac{z}{2}\big(1 + \operatorname{erf}(z/\sqrt2)\big)$,
+# with $\Phi$ the standard normal CDF: a smooth version of ReLU, $\max(0, z)$. Use the **exact** erf
+# form. `F.gelu(z)` and `nn.GELU()` compute it by default. The `approximate="tanh"` variant differs
+# by up to about $10^{-3}$, which the checks notice.
+#
+# `nn.Linear(d_in, d_out)` stores its weight as `(d_out, d_in)` and computes `x @ W.T + b` on the
+# last dim, so it handles any number of leading dims for you.
+
+# %% md
+# > **TODO (B4, 6 points, about 10 lines).** Complete `MLP`. In `__init__`, call
+# > `super().__init__()`, then build `self.linear1` ($d \to d_{ff}$) and `self.linear2`
+# > ($d_{ff} \to d$), both with biases, taking `d_ff = 4 * d_model` when `d_ff` is `None`. Accept
+# > `activation="gelu"` (exact) or `"relu"`, and raise `ValueError` for anything else. `forward`
+# > maps `(..., d_model)` to `(..., d_model)`. Keep the names `linear1` and `linear2`: the grader
+# > loads weights into them.
+# >
+# > **Checked:** `MLP(8)`'s parameter shapes, and a hand-made example with identity weights for GELU
+# > and ReLU (visible); random weights with $d_{ff} \ne 4d$ on batched inputs, exact GELU (hidden);
+# > `activation="relu"` (hidden).
+
+# %% solution id=B4_code
+class MLP(nn.Module):
+    """linear2(act(linear1(x))) on every token: d_model -> d_ff (default 4 d_model) -> d_model."""
+
+    def __init__(self, d_model, d_ff=None, activation="gelu"):
+        ### BEGIN SOLUTION
+        super().__init__()
+        activations = {"gelu": nn.GELU(), "relu": nn.ReLU()}   # nn.GELU() is the exact erf form
+        if activation not in activations:
+            raise ValueError(f"activation must be 'gelu' or 'relu', got {activation!r}")
+        if d_ff is None:
+            d_ff = 4 * d_model
+        self.linear1 = nn.Linear(d_model, d_ff)                # W_1, b_1
+        self.act = activations[activation]                     # phi
+        self.linear2 = nn.Linear(d_ff, d_model)                # W_2, b_2
+        ### END SOLUTION
+
+    def forward(self, x):                                      # x: (..., d_model)
+        ### BEGIN SOLUTION
+        return self.linear2(self.act(self.linear1(x)))         # (..., d_model)
+        ### END SOLUTION
+
+# %% checks B4
+
+# %% md
+# ## B5 · SwiGLU (7 points)
+#
+# Llama, PaLM and most recent models use a *gated* MLP. One projection, passed through
+# $\mathrm{SiLU}(z) = z\,\sigma(z)$, acts as a gate that multiplies a second projection element by
+# element, and a third matrix maps the result back down:
+#
+# $$\mathrm{SwiGLU}(x) = W_2\big(\mathrm{SiLU}(W_1 x) \odot W_3 x\big), \qquad
+# W_1, W_3 \in \mathbb{R}^{d_{ff} \times d}\ (\text{gate, up}), \quad W_2 \in \mathbb{R}^{d \times d_{ff}}\ (\text{down}),$$
+#
+# with no biases. Three matrices of $d \cdot d_{ff}$ weights instead of two: to keep the plain MLP's
+# $2 \cdot d \cdot 4d$ weights, the hidden width shrinks to about $\tfrac23 \cdot 4d$. Llama
+# computes `int(2 * 4 * d / 3)` and rounds it **up** to a multiple of `multiple_of` (256) for
+# efficient hardware use. For $d = 4096$: $10922 \to 11008$.
+
+# %% md
+# > **TODO (B5, 7 points, about 10 lines).**
+# >
+# > - Complete `SwiGLU(d_model, d_ff)`. In `__init__`, call `super().__init__()` and build bias-free
+# >   `nn.Linear` layers `self.w1` and `self.w3` ($d \to d_{ff}$) and `self.w2` ($d_{ff} \to d$).
+# >   `forward` maps `(..., d_model)` to `(..., d_model)`. `F.silu` is fine here.
+# > - Write `swiglu_hidden_dim(d_model, multiple_of=256)`: `int(2 * 4 * d_model / 3)`, rounded up to
+# >   the next multiple of `multiple_of` (left unchanged if it already is one), as an `int`.
+# >
+# > **Checked:** `SwiGLU(8, 16)`'s parameter shapes, and `swiglu_hidden_dim` of 4096 and 512
+# > (visible); other widths and `multiple_of` values, and the forward pass with random weights on
+# > batched inputs (hidden).
+
+# %% solution id=B5_code
+class SwiGLU(nn.Module):
+    """w2(silu(w1 x) * w3 x) with bias-free w1 (gate), w3 (up): d_model -> d_ff and w2 (down): d_ff -> d_model."""
+
+    def __init__(self, d_model, d_ff):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.w1 = nn.Linear(d_model, d_ff, bias=False)         # W_1, gate
+        self.w3 = nn.Linear(d_model, d_ff, bias=False)         # W_3, up
+        self.w2 = nn.Linear(d_ff, d_model, bias=False)         # W_2, down
+        ### END SOLUTION
+
+    def forward(self, x):                                      # x: (..., d_model)
+        ### BEGIN SOLUTION
+        gate = self.w1(x)                                      # (..., d_ff)
+        return self.w2(gate * torch.sigmoid(gate) * self.w3(x))  # (..., d_model)
+        ### END SOLUTION
+
+
+def swiglu_hidden_dim(d_model, multiple_of=256):
+    """int(2/3 * 4 * d_model), rounded up to a multiple of multiple_of."""
+    ### BEGIN SOLUTION
+    hidden = 8 * d_model // 3                                  # int(2 * 4 * d_model / 3)
+    return -(-hidden // multiple_of) * multiple_of             # ceil(hidden / multiple_of) * multiple_of
+    ### END SOLUTION
+
+# %% checks B5
+
+# %% md
+# ## B6 · The pre-norm block (10 points)
+#
+# A modern block is two residual updates. Each sublayer reads a normalized copy of the stream and
+# adds its result back:
+#
+# $$x \leftarrow x + \mathrm{Attn}\big(\mathrm{LN}_1(x)\big), \qquad x \leftarrow x + \mathrm{MLP}\big(\mathrm{LN}_2(x)\big).$$
+#
+# The `__init__` below is given. Its submodules have the names of `nn.TransformerEncoderLayer`
+# (`norm1`, `self_attn`, `norm2`, `linear1`, `linear2`), so the grader can load that layer's
+# weights into your block and compare outputs. Two helpers are given too:
+#
+# - `_attention(h, causal)` runs multi-head self-attention on `h` of shape `(B, T, d)`. With
+#   `causal=True` it passes a `(T, T)` boolean mask that is `True` above the diagonal. For
+#   `nn.MultiheadAttention`, `True` means *may not attend*, so token $t$ sees only tokens
+#   $\le t$.
+# - `_mlp(h)` is the exact-GELU MLP `linear2(gelu(linear1(h)))`.
+#
+# So B6 (and B7) are about the wiring only.
+
+# %% md
+# > **TODO (B6, 10 points, 3 lines).** Write `PreNormBlock.forward(x, causal=True)` for `x` of
+# > shape `(B, T, d)`: the two residual updates above, using `self.norm1`, `self.norm2` and the two
+# > helpers. Return a tensor of the same shape. Do not use `nn.TransformerEncoderLayer` or its
+# > relatives.
+# >
+# > **Checked:** the output shape, and that with `causal=True` changing the last token leaves all
+# > earlier outputs unchanged while with `causal=False` it does not (visible);
+# > `nn.TransformerEncoderLayer(..., norm_first=True)` with the same random weights, mask on and
+# > off, including `d_ff` other than `4 * d_model` (hidden).
+
+# %% solution id=B6_code
+class PreNormBlock(nn.Module):
+    """x + Attn(LN1(x)), then + MLP(LN2(.)). x: (B, T, d_model)."""
+
+    def __init__(self, d_model, n_heads, d_ff=None):
+        super().__init__()
+        d_ff = d_ff or 4 * d_model
+        self.norm1 = nn.LayerNorm(d_model)
+        self.self_attn = nn.MultiheadAttention(d_model, n_heads, dropout=0.0, batch_first=True)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+
+    def _attention(self, h, causal):                           # h: (B, T, d)
+        T = h.shape[1]
+        future = torch.ones(T, T, dtype=torch.bool, device=h.device).triu(1)  # (T, T), True = hidden
+        return self.self_attn(h, h, h, attn_mask=future if causal else None, need_weights=False)[0]
+
+    def _mlp(self, h):                                         # h: (B, T, d)
+        return self.linear2(F.gelu(self.linear1(h)))           # (B, T, d)
+
+    def forward(self, x, causal=True):                         # x: (B, T, d)
+        ### BEGIN SOLUTION
+        x = x + self._attention(self.norm1(x), causal)
+        x = x + self._mlp(self.norm2(x))
+        return x                                               # (B, T, d)
+        ### END SOLUTION
+
+# %% checks B6
+
+# %% md
+# ## B7 · The post-norm block (8 points)
+#
+# The 2017 transformer normalizes *after* each residual addition:
+#
+# $$x \leftarrow \mathrm{LN}_1\big(x + \mathrm{Attn}(x)\big), \qquad x \leftarrow \mathrm{LN}_2\big(x + \mathrm{MLP}(x)\big).$$
+#
+# The sublayers read the stream directly, and the stream itself is renormalized twice per block.
+# `PostNormBlock` inherits `__init__` and the two helpers from `PreNormBlock`, so only `forward`
+# changes.
+
+# %% md
+# > **TODO (B7, 8 points, 3 lines).** Write `PostNormBlock.forward(x, causal=True)`, the two
+# > post-norm updates above, for `x` of shape `(B, T, d)`.
+# >
+# > **Checked:** shape and causality as in B6 (visible); `nn.TransformerEncoderLayer(...,
+# > norm_first=False)` with the same random weights, mask on and off (hidden).
+
+# %% solution id=B7_code
+class PostNormBlock(PreNormBlock):
+    """LN1(x + Attn(x)), then LN2(. + MLP(.)). x: (B, T, d_model)."""
+
+    def forward(self, x, causal=True):                         # x: (B, T, d)
+        ### BEGIN SOLUTION
+        x = self.norm1(x + self._attention(x, causal))
+        x = self.norm2(x + self._mlp(x))
+        return x                                               # (B, T, d)
+        ### END SOLUTION
+
+# %% checks B7
+
+# %% md
+# ## B8 · Counting the parameters of a whole model (10 points)
+#
+# A decoder-only model is a token table, maybe a learned position table, $N$ pre-norm blocks, a
+# final norm, and an unembedding that maps each final vector to one logit per vocabulary entry.
+# `count_parameters(config)` counts them exactly. A config is a dict with these keys:
+#
+# | key | symbol | meaning |
+# |---|---|---|
+# | `vocab_size` | $V$ | number of tokens in the vocabulary |
+# | `max_positions` | $P$ | rows of the learned position table; `0` means no table (e.g. models with RoPE) |
+# | `d_model` | $d$ | width of the residual stream |
+# | `n_layers` | $N$ | number of blocks |
+# | `d_ff` | $f$ | hidden width of the MLP |
+# | `norm` | | `"layernorm"` or `"rmsnorm"` |
+# | `mlp` | | `"gelu"` (two matrices, `linear1`, `linear2`) or `"swiglu"` (three, `w1`, `w3`, `w2`) |
+# | `bias` | $b$ | `True`: every Linear layer in the blocks and every LayerNorm has a bias; `False`: none has |
+# | `tie_embeddings` | | `True`: the unembedding reuses the token table, so it adds no parameters |
+#
+# Count each part as follows ($b$ is 1 with biases and 0 without):
+#
+# | part | what it holds | parameters |
+# |---|---|---|
+# | `embeddings` | token table, position table, unembedding when not tied (never with a bias) | $Vd + Pd$, plus $Vd$ if not tied |
+# | `attention` | per block $W_Q, W_K, W_V, W_O$, each $d \times d$, with their biases | $N\,(4d^2 + 4d\,b)$ |
+# | `mlp` | per block, `"gelu"`: $d \to f \to d$ | $N\,(2df + (f + d)\,b)$ |
+# | | per block, `"swiglu"`: two $d \to f$, one $f \to d$ | $N\,(3df + (2f + d)\,b)$ |
+# | `norms` | 2 per block plus 1 final; LayerNorm has $\gamma$ (and $\beta$ with biases), RMSNorm only $\gamma$ | $(2N + 1)\,d\,(1 + b)$ or $(2N + 1)\,d$ |
+# | `total` | the sum of the four parts | |
+#
+# The number of heads does not change any count (C4). Two targets: GPT-2 small (tied, learned
+# positions, LayerNorm, GELU, biases) has **124,439,808** parameters, and Llama 2 7B (untied, no
+# position table, RMSNorm, SwiGLU, no biases) has **6,738,415,616**.
+
+# %% md
+# > **TODO (B8, 10 points, about 15 lines).** Write `count_parameters(config)`, which returns a dict
+# > with the keys `embeddings`, `attention`, `mlp`, `norms` and `total`, every value a Python `int`.
+# > A small helper such as `linear(n_in, n_out)` (weights plus the bias, if any) keeps it short.
+# > The hidden checks use random configs, with every norm, MLP, bias and tying choice, and compare
+# > with a model built from the config, so hard-coding the two targets earns little.
+# >
+# > **Checked:** GPT-2 small, part by part (visible); Llama 2 7B, and 12 random configs (hidden).
+
+# %% solution id=B8_code
+def count_parameters(config):
+    """Exact parameter counts of a decoder-only model, by part (see the tables above)."""
+    ### BEGIN SOLUTION
+    V, P, d = config["vocab_size"], config["max_positions"], config["d_model"]
+    N, f, bias = config["n_layers"], config["d_ff"], config["bias"]
+
+    def linear(n_in, n_out):                                   # weight (+ bias)
+        return n_in * n_out + (n_out if bias else 0)
+
+    if config["mlp"] == "gelu":
+        per_mlp = linear(d, f) + linear(f, d)
+    elif config["mlp"] == "swiglu":
+        per_mlp = 2 * linear(d, f) + linear(f, d)
+    else:
+        raise ValueError(f"mlp must be 'gelu' or 'swiglu', got {config['mlp']!r}")
+    if config["norm"] == "layernorm":
+        per_norm = 2 * d if bias else d                        # gamma (+ beta)
+    elif config["norm"] == "rmsnorm":
+        per_norm = d                                           # gamma
+    else:
+        raise ValueError(f"norm must be 'layernorm' or 'rmsnorm', got {config['norm']!r}")
+
+    counts = {
+        "embeddings": V * d + P * d + (0 if config["tie_embeddings"] else V * d),
+        "attention": N * 4 * linear(d, d),
+        "mlp": N * per_mlp,
+        "norms": (2 * N + 1) * per_norm,
+    }
+    counts["total"] = sum(counts.values())
+    return counts
+    ### END SOLUTION
+
+# %% checks B8
+
+# %% md
+# ## B9 · Residual stacks and their gradients (6 points)
+#
+# Stack $L$ sublayers $f_1, \dots, f_L$. A plain stack computes $x \leftarrow f_\ell(x)$ and a
+# residual stack computes $x \leftarrow x + f_\ell(x)$. By the chain rule, the Jacobian of the whole
+# stack is the product of the per-layer Jacobians:
+#
+# $$\text{plain: } \prod_{\ell} J_{f_\ell}, \qquad \text{residual: } \prod_{\ell}\big(I + J_{f_\ell}\big),
+# \qquad \text{since } \frac{\partial\,(x + f(x))}{\partial x} = I + \frac{\partial f}{\partial x}.$$
+#
+# If every $J_{f_\ell}$ shrinks vectors a little (a tanh layer does wherever it saturates), the plain
+# product goes to zero exponentially with depth, and the first layers get almost no gradient. The
+# residual product, multiplied out, always contains the identity term, so some gradient reaches
+# every layer whatever the depth.
+
+# %% md
+# > **TODO (B9, 6 points, about 6 lines).**
+# >
+# > - `stack_forward(sublayers, x, residual=True)`: apply the functions in `sublayers` to `x` in
+# >   order, as a residual or a plain stack, and return the result. `x` may have any shape the
+# >   sublayers accept.
+# > - `residual_jacobian(f, x)`: for a 1-D `x` of size $d$ and a function `f` from $\mathbb{R}^d$ to
+# >   $\mathbb{R}^d$, return the `(d, d)` Jacobian of $x \mapsto x + f(x)$.
+# >   `torch.autograd.functional.jacobian` may do the differentiation for you.
+# >
+# > **Checked:** `stack_forward` on two `tanh` sublayers from `[1, -2]`, both ways (visible); 6 random
+# > sublayers on batched inputs, both ways (hidden); `residual_jacobian` against $I + \partial f/\partial x$
+# > for random sublayers (hidden).
+
+# %% solution id=B9_code
+def stack_forward(sublayers, x, residual=True):
+    """x <- x + f(x) for each f in order if residual, else x <- f(x)."""
+    ### BEGIN SOLUTION
+    for f in sublayers:
+        update = f(x)
+        x = x + update if residual else update
+    return x
+    ### END SOLUTION
+
+
+def residual_jacobian(f, x):
+    """J = d(x + f(x))/dx = I + df/dx, shape (d, d), for a 1-D x of size d."""
+    ### BEGIN SOLUTION
+    df_dx = torch.autograd.functional.jacobian(f, x)          # (d, d)
+    return torch.eye(x.shape[0], dtype=x.dtype) + df_dx       # (d, d)
+    ### END SOLUTION
+
+# %% checks B9
+
+# %% md
+# The next cell uses your `stack_forward` on 32 random layers `tanh(Linear(64, 64))`, built the
+# same way for both modes, and plots the size of the gradient at each layer's input after one
+# backward pass. Layer 1 is the closest to the input, the farthest from the loss. Compare how far
+# the signal falls through the plain stack with the residual one.
+
+# %% code
+import matplotlib.pyplot as plt
+
+
+def grad_norm_per_layer(residual, depth=32, d=64):
+    """Norm of dL/dh at the input h of every layer of a random tanh stack, first layer first."""
+    torch.manual_seed(0)
+    layers = [nn.Sequential(nn.Linear(d, d), nn.Tanh()) for _ in range(depth)]
+    inputs = []
+
+    def recorded(layer):
+        def f(h):
+            h.retain_grad()
+            inputs.append(h)
+            return layer(h)
+        return f
+
+    x = torch.randn(16, d, requires_grad=True)                     # (batch, d)
+    out = stack_forward([recorded(layer) for layer in layers], x, residual=residual)
+    out.sum().backward()
+    return [h.grad.norm().item() for h in inputs]
+
+
+try:
+    plain, residual = grad_norm_per_layer(residual=False), grad_norm_per_layer(residual=True)
+except NotImplementedError:
+    print("Write stack_forward in the B9 cell first, then run this cell again to see the plot.")
+else:
+    layer_ids = range(1, len(plain) + 1)
+    plt.figure(figsize=(7, 4))
+    plt.semilogy(layer_ids, residual, "o-", label="residual: x + f(x)")
+    plt.semilogy(layer_ids, plain, "s-", label="plain: f(x)")
+    plt.xlabel("layer (1 = closest to the input)")
+    plt.ylabel("gradient norm at the layer's input")
+    plt.title("Gradient norm per layer in a 32-layer tanh stack")
+    plt.legend()
+    plt.show()
