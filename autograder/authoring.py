@@ -72,7 +72,9 @@ def check_cell(check: checks.Check) -> str:
     """Source of the graded cell that runs one check."""
     head = f"# {check.id} · {check.points:g} point{'s' * (check.points != 1)}"
     if check.hidden:
+        names = ", ".join(repr(n) for n in check.uses)
         return (f"{head} · hidden, runs when your notebook is graded: {check.says}\n"
+                f"ready({names})\n"
                 f"### BEGIN HIDDEN TESTS\nfrom autograder.bridge import check as hidden_check\n"
                 f"hidden_check({check.id!r})\n### END HIDDEN TESTS")
     return f"{head} · {check.says}\ncheck({check.id!r})"
@@ -136,7 +138,7 @@ def write_visible_package(dest: Path) -> list[Path]:
     for concept in checks.CONCEPTS:
         files[f"checks/{concept}.py"] = visible_only((root / "checks" / f"{concept}.py").read_text(), concept)
     files["__init__.py"] = (f'"""The visible checks of this problem set: run `check("<check id>")` in a check cell."""\n'
-                            f"from {PACKAGE}.bridge import check\n")
+                            f"from {PACKAGE}.bridge import check, ready\n")
     written = []
     for relative, text in files.items():
         path = dest / relative

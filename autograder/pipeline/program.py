@@ -2,12 +2,12 @@
 
 The student's code cells run in their order; read-only given cells run as the source has them
 (put back at the top if deleted); test cells and retyped checks never run. The first cell makes
-``from visible_checks import check`` harmless, since checks run in the grader, not next to the code.
+``from visible_checks import check, ready`` harmless, since checks run in the grader, not next to the code.
 """
 from autograder.pipeline.tamper import RETYPED
 
 PRELUDE = ("import sys, types\n"
-           "sys.modules['visible_checks'] = types.SimpleNamespace(check=lambda *args, **kwargs: None)")
+           "sys.modules['visible_checks'] = types.SimpleNamespace(check=lambda *a, **k: None, ready=lambda *a, **k: None)")
 
 
 def run(sub, env):

@@ -7,6 +7,7 @@ one ``course autograde`` runs, only the transport differs (see ``student.in_proc
 """
 from __future__ import annotations
 
+import inspect
 import sys
 
 from visible_checks import checks
@@ -24,10 +25,11 @@ class Passed:
         return f"passed {c.id} ({c.points:g} point{'s' * (c.points != 1)}): {c.says}"
 
 
-def check(check_id: str, ns: dict | None = None) -> Passed:
+def check(check_id: str, ns: dict | None = None) -> None:
     """Run one check against ``ns`` (default: the calling notebook's globals).
 
-    Raises ``CheckFailed`` (an AssertionError) with a message for the student when it fails.
+    Raises ``CheckFailed`` (an AssertionError) with a message for the student when it fails;
+    a pass is displayed (not returned as the cell's value, which nbgrader would read as a score).
     """
     found = checks.get(check_id)
     ns = sys._getframe(1).f_globals if ns is None else ns
@@ -35,4 +37,34 @@ def check(check_id: str, ns: dict | None = None) -> Passed:
         found.run(Student(in_process(ns)))
     except CheckFailed as exc:
         raise CheckFailed(f"{found.id} failed: {exc}") from None
-    return Passed(found)
+    from IPython.display import display
+    display(Passed(found))
+
+
+STUB = "NotImplementedError("
+
+
+def ready(*names: str, ns: dict | None = None) -> None:
+    """Fail unless every name is defined and no longer the release's stub.
+
+    A hidden check cell runs this where students can see it, so an unfinished question fails
+    its hidden cells in the notebook too, with a pointer to what is missing.
+    """
+    ns = sys._getframe(1).f_globals if ns is None else ns
+    for name in names:
+        if name not in ns:
+            raise CheckFailed(f"`{name}` is not defined yet: write it in the cell above and run that cell")
+        if _is_stub(ns[name]):
+            raise CheckFailed(f"`{name}` still raises NotImplementedError: write it (see the TODO box above it)")
+
+
+def _is_stub(obj) -> bool:
+    functions = [obj] if inspect.isfunction(obj) else (
+        [f for f in vars(obj).values() if inspect.isfunction(f)] if inspect.isclass(obj) else [])
+    for fn in functions:
+        try:
+            if STUB in inspect.getsource(fn):
+                return True
+        except (OSError, TypeError):
+            continue
+    return False

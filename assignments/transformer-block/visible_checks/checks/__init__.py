@@ -11,8 +11,11 @@ and how far off it was, never the probe values or the expected numbers of a hidd
 """
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import re
+import textwrap
 from dataclasses import dataclass
 from typing import Callable
 
@@ -28,27 +31,28 @@ class Question:
     notebook: str
     points: float
     concept: str
+    names: tuple[str, ...]      # what the student defines (the contract's names)
     manual: bool = False
 
 
 QUESTIONS = {q.id: q for q in (
-    Question("C1", "concepts", 8, "positions"),
-    Question("C2", "concepts", 2, "depth"),
-    Question("C3", "concepts", 2, "params"),
-    Question("C4", "concepts", 6, "params"),
-    Question("C5", "concepts", 3, "norms"),
-    Question("C6", "concepts", 5, "blocks"),
-    Question("C7", "concepts", 4, "blocks"),
-    Question("C8", "concepts", 4, "mlp", manual=True),
-    Question("B1", "build", 8, "norms"),
-    Question("B2", "build", 5, "norms"),
-    Question("B3", "build", 10, "norms"),
-    Question("B4", "build", 6, "mlp"),
-    Question("B5", "build", 7, "mlp"),
-    Question("B6", "build", 10, "blocks"),
-    Question("B7", "build", 8, "blocks"),
-    Question("B8", "build", 10, "params"),
-    Question("B9", "build", 6, "depth"),
+    Question("C1", "concepts", 8, "positions", ("q1_sentences", "permutes_with_input", "sinusoidal_positions")),
+    Question("C2", "concepts", 2, "depth", ("q2_residual_cousin",)),
+    Question("C3", "concepts", 2, "params", ("q3_most_weights",)),
+    Question("C4", "concepts", 6, "params", ("attention_weights", "mlp_weights", "q4_ratio")),
+    Question("C5", "concepts", 3, "norms", ("q5_layer_norm_u",)),
+    Question("C6", "concepts", 5, "blocks", ("q6_decoder_sublayers", "q6_gpt_drops")),
+    Question("C7", "concepts", 4, "blocks", ("q7_2017_paper", "q7_modern_default")),
+    Question("C8", "concepts", 4, "mlp", (), manual=True),
+    Question("B1", "build", 8, "norms", ("layer_norm",)),
+    Question("B2", "build", 5, "norms", ("rms_norm",)),
+    Question("B3", "build", 10, "norms", ("layer_norm_backward",)),
+    Question("B4", "build", 6, "mlp", ("MLP",)),
+    Question("B5", "build", 7, "mlp", ("SwiGLU", "swiglu_hidden_dim")),
+    Question("B6", "build", 10, "blocks", ("PreNormBlock",)),
+    Question("B7", "build", 8, "blocks", ("PostNormBlock",)),
+    Question("B8", "build", 10, "params", ("count_parameters",)),
+    Question("B9", "build", 6, "depth", ("stack_forward", "residual_jacobian")),
 )}
 
 # Tolerances of the student contract.
@@ -68,6 +72,14 @@ class Check:
     @property
     def notebook(self) -> str:
         return QUESTIONS[self.question].notebook
+
+    @property
+    def uses(self) -> tuple[str, ...]:
+        """The student's names this check calls: those its code spells out, else the question's."""
+        names = QUESTIONS[self.question].names
+        spelled = {node.value for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(self.run))))
+                   if isinstance(node, ast.Constant) and node.value in names}
+        return tuple(n for n in names if n in spelled) or names
 
 
 _REGISTRY: dict[str, Check] = {}
