@@ -35,14 +35,14 @@ def release(assignment: str, repo: Path = REPO) -> list[Path]:
         warnings.warn(f"{a.source_dir.relative_to(repo)} has uncommitted edits: the release will not match "
                       "what is committed; commit them with the release", stacklevel=2)
     authoring.build(a.source_dir)
-    nbgrader("generate_assignment", assignment, "--force", repo=repo)
+    nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=repo)
     return sorted(p for p in a.release_dir.rglob("*") if p.is_file())
 
 
 def nbgrader(*args: str, repo: Path = REPO, check: bool = True) -> subprocess.CompletedProcess:
     """Run an nbgrader command in the course folder with this environment's tools on PATH."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args, "--log-level=WARN"], cwd=repo, env=env,
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=repo, env=env,
                           capture_output=True, text=True)
     if check and done.returncode != 0:
         raise CourseError(f"nbgrader {args[0]} failed:\n{done.stderr.strip()[-2000:]}")

@@ -163,7 +163,7 @@ def test_hidden_paths_and_imports(sb, secret_dir):
     cells = [
         "import os, fractions, sqlite3, decimal\nok_imports = True",
         f"try:\n    leaked = open({secret_file!r}).read()\nexcept OSError as e:\n    leaked = type(e).__name__",
-        f"listing = os.listdir({secret_dir!r})",
+        f"try:\n    listing = os.listdir({secret_dir!r})\nexcept OSError as e:\n    listing = type(e).__name__",
         "open('scratch.txt', 'w').write('mine'); cwd = os.getcwd()",
         "tmp = sorted(os.listdir('/tmp'))",
         "import numpy, torch\nt = float(torch.ones(3).sum()) + float(numpy.ones(2).sum())",
@@ -171,7 +171,8 @@ def test_hidden_paths_and_imports(sb, secret_dir):
     with sb.open(cells) as s:
         assert s.load_report == [{"ok": True}] * len(cells), s.load_report
         assert s.request({"get": "leaked"})[0]["result"] in ("FileNotFoundError", "PermissionError")
-        assert s.request({"get": "listing"})[0]["result"] == []
+        # an empty tmpfs over it, or gone with a hidden/replaced parent
+        assert s.request({"get": "listing"})[0]["result"] in ([], "FileNotFoundError")
         assert s.request({"get": "t"})[0]["result"] == 5.0
         assert s.request({"get": "cwd"})[0]["result"].startswith("/tmp")
         # a fresh /tmp: nothing of the host's shows through except the kept venv path

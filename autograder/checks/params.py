@@ -50,8 +50,8 @@ def _expect_counts(student, config, want, label):
 @check("B8", points=3, hidden=False,
        says="count_parameters on GPT-2 small gives 124,439,808 = 39,383,808 + 28,348,416 + 56,669,184 + 38,400")
 def test_B8_gpt2_small(student):
-    gpt2 = dict(vocab_size=50257, max_positions=1024, d_model=768, n_layers=12, d_ff=3072,
-                norm="layernorm", mlp="gelu", bias=True, tie_embeddings=True)
+    gpt2 = {"vocab_size": 50257, "max_positions": 1024, "d_model": 768, "n_layers": 12, "d_ff": 3072,
+            "norm": "layernorm", "mlp": "gelu", "bias": True, "tie_embeddings": True}   # the published config
     want = dict(embeddings=39_383_808, attention=28_348_416, mlp=56_669_184, norms=38_400, total=124_439_808)
     _expect_counts(student, gpt2, want, "GPT-2 small")
 

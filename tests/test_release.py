@@ -1,0 +1,87 @@
+"""The release: rebuilt from the sources it equals what is committed, it leaks nothing, and
+nbgrader's own validator agrees that the source passes and the release does not."""
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from autograder import api, checks
+from autograder.assignment import REPO
+
+NOTEBOOKS = ("concepts", "build")
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_source_notebooks_match_their_text_form(course, name):
+    built = json.loads((course / "solutions" / "transformer-block" / f"{name}.ipynb").read_text())
+    committed = json.loads((REPO / "solutions" / "transformer-block" / f"{name}.ipynb").read_text())
+    assert built == committed, f"run `course release` and commit solutions/transformer-block/{name}.ipynb"
+
+
+def test_committed_release_is_what_course_release_makes(course):
+    fresh, committed = _files(course / "assignments" / "transformer-block"), _files(REPO / "assignments" / "transformer-block")
+    assert fresh.keys() == committed.keys()
+    changed = [name for name in fresh if fresh[name] != committed[name]]
+    assert not changed, f"stale release files {changed}: run `course release` and commit assignments/"
+
+
+def _release_text() -> str:
+    return "\n".join(p.read_text() for p in (REPO / "assignments").rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb"))
+
+
+def test_release_has_no_solution_or_hidden_test_text():
+    text = _release_text()
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "BEGIN HIDDEN TESTS", "hidden_check", "solutions.reference",
+                   "from autograder", "import autograder"):
+        assert marker not in text, marker
+    for c in checks.all_checks():
+        if c.hidden:
+            assert f"def test_{c.id}(" not in text, f"the code of hidden check {c.id} is in the release"
+
+
+def _significant_lines(text: str) -> set[str]:
+    lines = set()
+    for line in text.splitlines():
+        line = line.strip()
+        # Lines of real computation; control-flow headers like `with torch.no_grad():` are everywhere.
+        if len(line) >= 24 and not line.startswith(("#", '"""', "import ", "from ", "def ", "class ", "return ",
+                                                    "with ", "for ", "if ", "raise ", "super().")):
+            lines.add(line)
+    return lines
+
+
+def test_release_has_no_line_of_the_references():
+    release = {line.strip() for line in _release_text().replace("\\n", "\n").splitlines()}
+    for module in (REPO / "solutions" / "reference").glob("*.py"):
+        leaked = _significant_lines(module.read_text()) & release
+        assert not leaked, f"{module.name} lines in the release: {sorted(leaked)[:3]}"
+
+
+def test_release_has_no_line_of_the_solutions():
+    release = {line.strip() for line in _release_text().replace("\\n", "\n").splitlines()}
+    for source in (REPO / "solutions" / "transformer-block").glob("*.pct.py"):
+        solutions = re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", source.read_text(), re.S)
+        leaked = set().union(*(_significant_lines(s) for s in solutions)) & release
+        assert not leaked, f"{source.name} solution lines in the release: {sorted(leaked)[:3]}"
+
+
+def test_release_notebooks_have_no_outputs():
+    for nb in (REPO / "assignments" / "transformer-block").glob("*.ipynb"):
+        for cell in json.loads(nb.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                assert not cell["outputs"] and cell["execution_count"] is None, nb.name
+
+
+def test_nbgrader_validate_passes_the_source_and_inverted_the_release(course):
+    source = [str(course / "solutions" / "transformer-block" / f"{n}.ipynb") for n in NOTEBOOKS]
+    release = [str(course / "assignments" / "transformer-block" / f"{n}.ipynb") for n in NOTEBOOKS]
+    done = api.nbgrader("validate", *source, repo=course, check=False)
+    assert done.returncode == 0 and done.stdout.count("Success! Your notebook passes all the tests.") == 2, done.stdout[-2000:]
+    done = api.nbgrader("validate", "--invert", *release, repo=course, check=False)
+    assert done.stdout.count("Success! The notebook does not pass any tests.") == 2, done.stdout[-2000:]
