@@ -63,3 +63,21 @@ def write_submission(folder: Path, a: Assignment, edits=None, extra_cells=(), un
         nbformat.write(notebook(a, name, {k: v for k, v in edits.items()},
                                 extra_cells if name == a.notebooks[-1] else (), untouched), target / f"{name}.ipynb")
     return target
+
+
+def trusted_namespace(a: Assignment, name: str, edits: dict[str, str] | None = None) -> dict:
+    """Run the course's own version of a notebook (the solution, or a catalogued wrong answer)
+    in this process and return its namespace. Only for code the course wrote; never a submission."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ns = {"__name__": "__main__"}
+    ns_checks = {"check": lambda *args, **kwargs: None, "ready": lambda *args, **kwargs: None}
+    for cell in notebook(a, name, edits).cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("grade"):
+            continue
+        source = cell.source.replace("from visible_checks import check, ready", "")
+        ns.update({k: v for k, v in ns_checks.items() if k not in ns})
+        exec(compile(source, f"<{name}:{meta.get('grade_id')}>", "exec"), ns)
+    return ns

@@ -3,7 +3,7 @@ and post-norm (B7) blocks against torch's own encoder layer with the same weight
 import numpy as np
 import torch
 
-from autograder.checks import check, expect, expect_answer, expect_close, names
+from autograder.checks import check, expect, expect_answer, expect_close, names, seeded
 from solutions.reference import blocks as ref
 
 # (batch, tokens, d_model, heads, d_ff): d_ff is not always 4 * d_model.
@@ -59,12 +59,9 @@ def _causality(student, cls):
 
 def _matches_torch(student, cls, norm_first, causal):
     for seed, (B, T, d, h, d_ff) in enumerate(CONFIGS):
-        torch.manual_seed(1000 + seed)
-        layer = ref.torch_block(d, h, d_ff, norm_first=norm_first).eval()
-        with torch.no_grad():
-            for name, p in layer.named_parameters():   # random norms too: norm1 and norm2 must differ
-                p.copy_(1 + 0.3 * torch.randn_like(p) if name.startswith("norm") else 0.3 * torch.randn_like(p))
-        x = torch.randn(B, T, d)
+        # Random norm gains and shifts too: a block that shares one norm for both sublayers fails.
+        layer = seeded(ref.torch_block(d, h, d_ff, norm_first=norm_first), 1000 + seed).eval()
+        x = torch.randn(B, T, d, generator=torch.Generator().manual_seed(1100 + seed))
         forwards = [((x,), {"causal": causal})] + ([((x,), {})] if causal else [])
         outs = student.module(cls, (d, h, d_ff), state=layer.state_dict(), forwards=forwards, forbid=("transformer",))
         with torch.no_grad():

@@ -3,14 +3,13 @@ C8 (why the nonlinearity is needed) is graded by hand."""
 import numpy as np
 import torch
 
-from autograder.checks import check, expect, expect_close
+from autograder.checks import check, expect, expect_close, seeded
 from solutions.reference import mlp as ref
 
 
 def _reference(cls, seed, *args):
     """A reference module with seeded random weights, and its state_dict."""
-    torch.manual_seed(seed)
-    module = cls(*args)
+    module = seeded(cls(*args), seed)
     return module, module.state_dict()
 
 

@@ -41,7 +41,8 @@ def check(check_id: str, ns: dict | None = None) -> None:
     display(Passed(found))
 
 
-STUB = "NotImplementedError("
+# Part of the message every release stub raises (nbgrader_config.py sets the stub).
+STUB = "see the TODO box"
 
 
 def ready(*names: str, ns: dict | None = None) -> None:
@@ -59,12 +60,11 @@ def ready(*names: str, ns: dict | None = None) -> None:
 
 
 def _is_stub(obj) -> bool:
+    """Whether a function, or a method of a class, still holds the release's stub."""
     functions = [obj] if inspect.isfunction(obj) else (
         [f for f in vars(obj).values() if inspect.isfunction(f)] if inspect.isclass(obj) else [])
-    for fn in functions:
-        try:
-            if STUB in inspect.getsource(fn):
-                return True
-        except (OSError, TypeError):
-            continue
-    return False
+    return any(_holds_stub(fn.__code__) for fn in functions)
+
+
+def _holds_stub(code) -> bool:
+    return any(isinstance(k, str) and STUB in k or inspect.iscode(k) and _holds_stub(k) for k in code.co_consts)

@@ -55,7 +55,7 @@ class Student:
         try:
             self.call(name, *args, **kwargs)
         except CheckFailed as exc:
-            if "is not defined" in str(exc):
+            if "is not defined" in str(exc) or "TODO box" in str(exc):   # missing, or still the stub
                 raise
             return str(exc).partition(" raised ")[2] or str(exc)
         return None

@@ -114,6 +114,22 @@ def get(check_id: str) -> Check:
 
 # ---- helpers the checks share -------------------------------------------------------------
 
+def seeded(module, seed: int):
+    """``module`` with every parameter redrawn from its own generator (norm gains around 1).
+
+    Checks run in parallel threads, so they never touch torch's global random state: the same
+    check sends the same probes to every submission.
+    """
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            noise = 0.3 * torch.randn(p.shape, generator=g)
+            p.copy_(1 + noise if name.startswith("norm") and name.endswith("weight") else noise)
+    return module
+
+
 def expect(condition: bool, message: str) -> None:
     from visible_checks.student import CheckFailed
     if not condition:

@@ -4,7 +4,7 @@ and post-norm (B7) blocks against torch's own encoder layer with the same weight
 import numpy as np
 import torch
 
-from visible_checks.checks import check, expect, expect_answer, expect_close, names
+from visible_checks.checks import check, expect, expect_answer, expect_close, names, seeded
 
 # (batch, tokens, d_model, heads, d_ff): d_ff is not always 4 * d_model.
 

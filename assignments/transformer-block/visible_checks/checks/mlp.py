@@ -4,7 +4,7 @@ C8 (why the nonlinearity is needed) is graded by hand."""
 import numpy as np
 import torch
 
-from visible_checks.checks import check, expect, expect_close
+from visible_checks.checks import check, expect, expect_close, seeded
 
 @check("B4", points=1, hidden=False,
        says="MLP builds linear1 (d -> d_ff) and linear2 (d_ff -> d), with d_ff = 4d by default; on a hand-made "
