@@ -83,7 +83,7 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     hide = [repo, submissions.resolve(), Path.home()]
     results: dict[str, dict] = {}
     with Sandbox(Limits(timeout=timeout), hide=hide) as sandbox:
-        env = pipeline.Env(a, sandbox)
+        env = pipeline.Env(a, sandbox, workers)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(_grade_safely, sid, folder, env): sid for sid, folder in students.items()}
             for future in as_completed(futures):

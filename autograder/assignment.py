@@ -44,23 +44,25 @@ class Assignment:
     def release_dir(self) -> Path:
         return self.repo / "assignments" / self.name
 
-    def cells(self, notebook: str) -> list[SourceCell]:
-        """The source notebook's cells, in order (read once)."""
-        if notebook not in self._cells:
-            path = self.source_dir / f"{notebook}.ipynb"
+    def cells(self, notebook: str, released: bool = False) -> list[SourceCell]:
+        """The source (or, with ``released``, the release) notebook's cells, in order (read once)."""
+        folder = self.release_dir if released else self.source_dir
+        key = (notebook, released)
+        if key not in self._cells:
+            path = folder / f"{notebook}.ipynb"
             if not path.exists():
                 raise FileNotFoundError(f"{path} is missing: run `course release {self.name}` first")
             nb = json.loads(path.read_text())
-            self._cells[notebook] = [_source_cell(c) for c in nb["cells"]]
-        return self._cells[notebook]
+            self._cells[key] = [_source_cell(c) for c in nb["cells"]]
+        return self._cells[key]
 
     def tests(self, notebook: str) -> dict[str, SourceCell]:
-        """Graded code cells (the checks) by grade_id."""
-        return {c.grade_id: c for c in self.cells(notebook) if c.grade and c.cell_type == "code"}
+        """Graded code cells (the checks) by grade_id, as the students received them."""
+        return {c.grade_id: c for c in self.cells(notebook, released=True) if c.grade and c.cell_type == "code"}
 
     def given(self, notebook: str) -> dict[str, SourceCell]:
         """Read-only code cells that are not tests (imports, given helpers), by grade_id."""
-        return {c.grade_id: c for c in self.cells(notebook)
+        return {c.grade_id: c for c in self.cells(notebook, released=True)
                 if c.locked and not c.grade and c.cell_type == "code"}
 
     @cached_property

@@ -6,6 +6,8 @@ task can run in a thread here or on a cluster engine elsewhere. The order of the
 """
 from __future__ import annotations
 
+import queue
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,10 +50,25 @@ class Submission:
 
 @dataclass
 class Env:
-    """What every task of a batch shares: the trusted assignment and the sandbox."""
+    """What every task of a batch shares: the trusted assignment, the sandbox, and one slot per
+    worker (a slot is a dedicated uid for the child, so two children never share one)."""
     assignment: Assignment
-    sandbox: object = None          # autograder.sandbox.Sandbox (None: run in this process, tests only)
-    catalogue: list = field(default_factory=list)
+    sandbox: object
+    workers: int = 1
+    catalogue: object = None        # autograder.pipeline.diagnose.Matcher, built on first use
+    slots: queue.Queue = field(default_factory=queue.Queue)
+
+    def __post_init__(self):
+        for slot in range(self.workers):
+            self.slots.put(slot)
+
+    @contextmanager
+    def slot(self):
+        slot = self.slots.get()
+        try:
+            yield slot
+        finally:
+            self.slots.put(slot)
 
 
 from autograder.pipeline import diagnose, execute, locate, program, read, score, tamper  # noqa: E402

@@ -1,8 +1,99 @@
 """Step 6: name the misconception behind a lost point, when the catalogue knows it.
 
-(Filled in by the misconception catalogue.)
+Every check records what the submission replied. For a question that lost points, each
+catalogued wrong answer of that question is run on the same checks (in this process: it is the
+course's own code, run once per batch and cached); when the submission's replies match an
+entry's replies on every check of the question, the feedback names that entry.
 """
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from autograder import checks
+from autograder.student import CheckFailed, Student, in_process
+
+
+class Matcher:
+    """Replays of the catalogue's wrong answers, computed on first use and kept for the batch."""
+
+    def __init__(self, assignment):
+        from autograder import misconceptions
+
+        self.assignment = assignment
+        self.entries = misconceptions.catalogue()
+        self._replays: dict[str, dict] = {}
+        self._lock = threading.Lock()
+
+    def replay(self, entry) -> dict[str, list]:
+        """check id -> the replies the entry's wrong answer gives on that check."""
+        with self._lock:
+            if entry.id not in self._replays:
+                self._replays[entry.id] = self._run(entry)
+            return self._replays[entry.id]
+
+    def _run(self, entry):
+        from autograder.misconceptions import edits
+        from autograder.sampleclass import trusted_namespace
+
+        notebook = checks.QUESTIONS[entry.question].notebook
+        source = {c.grade_id: c.source for c in self.assignment.cells(notebook)}
+        ns = trusted_namespace(self.assignment, notebook, edits(entry, source[entry.cell]))
+        replies = {}
+        for c in checks.all_checks():
+            if c.question == entry.question:
+                student = Student(in_process(ns))
+                try:
+                    c.run(student)
+                except CheckFailed:
+                    pass
+                replies[c.id] = student.replies
+        return replies
+
+    def diagnose(self, question: str, outcomes: dict):
+        """The first entry of ``question`` whose replies match the submission's, or None."""
+        for entry in self.entries:
+            if entry.question == question:
+                replay = self.replay(entry)
+                if replay and all(_same(outcomes[cid].replies, replies) for cid, replies in replay.items()):
+                    return entry
+        return None
+
+
+_matchers_lock = threading.Lock()
 
 
 def run(sub, env):
-    return None
+    lost = {c.question for c in checks.all_checks() if c.id in sub.outcomes and not sub.outcomes[c.id].passed}
+    lost = {q for q in lost if checks.QUESTIONS[q].notebook not in sub.problems}
+    if not lost:
+        return
+    with _matchers_lock:
+        if env.catalogue is None:
+            env.catalogue = Matcher(env.assignment)
+    for question in sorted(lost, key=list(checks.QUESTIONS).index):
+        entry = env.catalogue.diagnose(question, sub.outcomes)
+        if entry is not None:
+            sub.diagnoses[question] = {"id": entry.id, "description": entry.description, "hint": entry.hint}
+
+
+def _same(a, b) -> bool:
+    """Replies equal as data: arrays within the contract's tolerance, text once normalized,
+    everything else exactly."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
+            return False
+        if a.dtype == bool or b.dtype == bool:
+            return bool(np.array_equal(a, b))
+        return bool(np.allclose(a.astype(np.float64), b.astype(np.float64), atol=checks.ATOL, rtol=checks.RTOL,
+                                equal_nan=True))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, str) and isinstance(b, str):
+        return checks.normalize(a) == checks.normalize(b)
+    if isinstance(a, float) or isinstance(b, float):
+        return isinstance(a, (int, float)) and isinstance(b, (int, float)) and bool(np.isclose(a, b))
+    return type(a) is type(b) and a == b

@@ -18,10 +18,11 @@ def run(sub, env):
             for c in todo:
                 sub.outcomes[c.id] = Outcome(False, sub.problems[notebook])
         else:
-            _run_notebook(sub, env, notebook, todo)
+            with env.slot() as slot:
+                _run_notebook(sub, env, notebook, todo, slot)
 
 
-def _run_notebook(sub, env, notebook, todo):
+def _run_notebook(sub, env, notebook, todo, slot):
     from autograder.sandbox import ChildDied
 
     session, restarts = None, 0
@@ -29,7 +30,7 @@ def _run_notebook(sub, env, notebook, todo):
         for index, check in enumerate(todo):
             if session is None:
                 try:
-                    session = env.sandbox.open(sub.programs[notebook])
+                    session = env.sandbox.open(sub.programs[notebook], slot)
                 except ChildDied as exc:
                     reason = f"{notebook}.ipynb did not finish running: {exc}"
                     sub.flags.append(reason)
