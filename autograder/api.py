@@ -80,7 +80,7 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     students = find_submissions(submissions)
     workers = workers or os.cpu_count() or 1
     started = time.monotonic()
-    hide = [repo, submissions.resolve(), Path.home()]
+    hide = sorted({REPO, repo.resolve(), submissions.resolve(), Path.home()})
     results: dict[str, dict] = {}
     with Sandbox(Limits(timeout=timeout), hide=hide) as sandbox:
         env = pipeline.Env(a, sandbox, workers)
@@ -126,3 +126,64 @@ def _cell(score):
 def write_json(doc: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
+
+
+# ---- one submission ------------------------------------------------------------------------
+
+def grade(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: Path = REPO) -> dict:
+    """Grade one submission given as its notebook files (named concepts.ipynb / build.ipynb)."""
+    import shutil
+    import tempfile
+
+    missing = [str(p) for p in notebooks if not Path(p).is_file()]
+    if missing:
+        raise CourseError(f"no such notebook: {', '.join(missing)}")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / "submission"
+        (folder / "student").mkdir(parents=True)
+        for path in notebooks:
+            shutil.copy(path, folder / "student" / Path(path).name)
+        return autograde(assignment, folder, workers=1, timeout=timeout, repo=repo)["students"]["student"]
+
+
+def gradescope(result: dict) -> dict:
+    """Gradescope's results.json for one graded submission: a test per check, hidden ones shown
+    only after grades are published."""
+    tests = []
+    for qid, q in result.get("questions", {}).items():
+        for row in q.get("checks", []):
+            tests.append({"name": f"{row['id']}", "score": row["score"], "max_score": row["max_score"],
+                          "output": row["message"] or "passed",
+                          "visibility": "after_published" if row["hidden"] else "visible"})
+    output = result.get("reason") or ""
+    return {"score": result["score"], "output": output, "tests": tests, "visibility": "visible"}
+
+
+# ---- cross-check with nbgrader -------------------------------------------------------------
+
+def compare_nbgrader(results: dict, gradebook: Path) -> dict[str, list[str]]:
+    """Per student, every check where nbgrader's autograde score differs from ours.
+
+    Adds the differences to each student's ``flags`` and returns them.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    if not gradebook.is_file():
+        raise CourseError(f"no nbgrader gradebook at {gradebook}: run `nbgrader autograde` first, or pass its path")
+    found: dict[str, list[str]] = {}
+    with Gradebook(f"sqlite:///{gradebook.resolve()}") as gb:
+        for sid, r in results["students"].items():
+            try:
+                submission = gb.find_submission(results["assignment"], sid)
+            except MissingEntry:
+                continue
+            ours = {row["id"]: row["score"] for q in r.get("questions", {}).values() for row in q.get("checks", [])}
+            theirs = {g.name: g.auto_score for nb in submission.notebooks for g in nb.grades
+                      if g.auto_score is not None}
+            lines = [f"{cid}: nbgrader {theirs[cid]:g}, course autograde {ours[cid]:g}"
+                     for cid in ours if cid in theirs and abs(theirs[cid] - ours[cid]) > 1e-9]
+            if lines:
+                found[sid] = lines
+                r.setdefault("flags", []).extend(f"graders disagree on {line}" for line in lines)
+    results["nbgrader_disagreements"] = found
+    return found

@@ -28,6 +28,15 @@ def main(argv=None) -> int:
     p.add_argument("--csv", type=Path, default=None)
     p.add_argument("--workers", type=int, default=0, help="parallel submissions (default: one per core)")
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
+    p.add_argument("--compare-nbgrader", nargs="?", type=Path, const=REPO / "gradebook.db", default=None,
+                   metavar="GRADEBOOK", help="flag every check where nbgrader's autograde scored differently "
+                                             "(default gradebook: the course's gradebook.db)")
+
+    p = sub.add_parser("grade", help="grade one submission given as notebook files")
+    p.add_argument("notebooks", nargs="+", type=Path)
+    p.add_argument("--assignment", default=ASSIGNMENT)
+    p.add_argument("--gradescope", type=Path, default=None, help="also write Gradescope's results.json here")
+    p.add_argument("--timeout", type=float, default=60.0)
 
     p = sub.add_parser("checks", help="list every check with its question, points and visibility")
 
@@ -53,11 +62,29 @@ def _autograde(args) -> int:
     with tqdm(total=len(students), desc="grading", unit="submission", file=sys.stderr) as bar:
         results = api.autograde(args.assignment, submissions, args.workers, args.timeout,
                                 progress=lambda sid: bar.update(1))
+    if args.compare_nbgrader:
+        api.compare_nbgrader(results, args.compare_nbgrader)
     api.write_json(results, args.out)
     if args.csv:
         api.write_csv(results, args.csv)
     print(summary(results))
     print(f"results: {args.out}" + (f", grades: {args.csv}" if args.csv else ""))
+    if args.compare_nbgrader:
+        disagreements = results["nbgrader_disagreements"]
+        print(f"nbgrader cross-check: {len(disagreements)} submission(s) scored differently"
+              + "".join(f"\n  {sid}: " + "; ".join(lines) for sid, lines in disagreements.items()))
+    return 0
+
+
+def _grade(args) -> int:
+    result = api.grade(args.notebooks, args.assignment, args.timeout)
+    for qid, q in result["questions"].items():
+        score = "manual" if q["score"] is None else f"{q['score']:g}/{q['max_score']:g}"
+        print(f"{qid:4} {score:>8}  " + ("; ".join(q["feedback"]) if q["score"] != q["max_score"] else ""))
+    print(f"total {result['score']:g}/{result['max_score']:g} ({result['status']})"
+          + (f": {result['reason']}" if result["reason"] else ""))
+    if args.gradescope:
+        api.write_json(api.gradescope(result), args.gradescope)
     return 0
 
 
@@ -92,7 +119,7 @@ def summary(results: dict) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"release": _release, "autograde": _autograde, "checks": _checks}
+COMMANDS = {"release": _release, "autograde": _autograde, "grade": _grade, "checks": _checks}
 
 if __name__ == "__main__":
     sys.exit(main())

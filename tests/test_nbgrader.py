@@ -1,0 +1,53 @@
+"""Real round trip through nbgrader: the source notebooks submitted as a student earn every
+autograded point, the untouched release earns none, and `course autograde --compare-nbgrader`
+agrees with nbgrader on honest work and flags where nbgrader was fooled."""
+import pytest
+from nbgrader.api import Gradebook
+
+from autograder import api
+from autograder.sampleclass import solved, write_submission
+
+HIJACK = """
+import numpy
+numpy.allclose = lambda *args, **kwargs: True
+"""
+
+
+@pytest.fixture(scope="module")
+def graded(course, assignment):
+    build = {c.grade_id: c.source for c in assignment.cells("build")}
+    write_submission(course / "submitted" / "ref", assignment)
+    write_submission(course / "submitted" / "blank", assignment, untouched=True)
+    # Breaks B1 (returns x unchanged) and fools nbgrader's in-kernel visible check of the row statistics.
+    write_submission(course / "submitted" / "hijack", assignment, edits={
+        "B1_code": solved(build["B1_code"]) + HIJACK + "\n\ndef layer_norm(x, gamma, beta, eps=1e-5):\n"
+                   "    return (x - x.mean(-1, keepdim=True)) * gamma + beta\n"})
+    done = api.nbgrader("autograde", "transformer-block", "--force", repo=course, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        scores = {s.student_id: (s.score, {g.name: (g.auto_score, g.max_score) for nb in s.notebooks
+                                           for g in nb.grades if g.auto_score is not None})
+                  for s in gb.assignment_submissions("transformer-block")}
+    return scores
+
+
+def test_the_solution_earns_all_100_autograded_points(graded):
+    total, per_check = graded["ref"]
+    assert total == 100.0
+    assert len(per_check) == 44 and all(score == top for score, top in per_check.values())
+
+
+def test_the_untouched_release_earns_nothing(graded):
+    assert graded["blank"][0] == 0.0
+
+
+def test_course_autograde_agrees_with_nbgrader_and_flags_what_nbgrader_missed(graded, course):
+    results = api.autograde("transformer-block", course / "submitted", workers=2, repo=course)
+    disagreements = api.compare_nbgrader(results, course / "gradebook.db")
+    assert results["students"]["ref"]["score"] == graded["ref"][0] == 100.0
+    assert results["students"]["blank"]["score"] == graded["blank"][0] == 0.0
+    assert "ref" not in disagreements and "blank" not in disagreements
+    nbgrader_b1 = graded["hijack"][1]["B1_worked_example"][0]
+    assert nbgrader_b1 == 2.0, "the hijack was meant to fool nbgrader's in-kernel check"
+    assert results["students"]["hijack"]["questions"]["B1"]["score"] < 8
+    assert any(line.startswith("B1_worked_example: nbgrader 2, course autograde 0") for line in disagreements["hijack"])
