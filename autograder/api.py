@@ -49,6 +49,22 @@ def nbgrader(*args: str, repo: Path = REPO, check: bool = True) -> subprocess.Co
     return done
 
 
+def scheduled(week: int, repo: Path = REPO) -> str:
+    """The assignment ``course/schedule.toml`` releases in ``week``."""
+    import tomllib
+
+    path = repo / "course" / "schedule.toml"
+    try:
+        weeks = tomllib.loads(path.read_text()).get("weeks", [])
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CourseError(f"cannot read the schedule {path}: {exc}") from None
+    for entry in weeks:
+        if entry.get("week") == week:
+            return entry["assignment"]
+    listed = ", ".join(str(e.get("week")) for e in weeks) or "none"
+    raise CourseError(f"week {week} releases no problem set (weeks in {path.name}: {listed})")
+
+
 def _uncommitted(path: Path, repo: Path) -> bool:
     try:
         out = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=repo,

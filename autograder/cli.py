@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 from autograder import api
@@ -18,7 +19,8 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("release", help="build the source notebooks and regenerate assignments/")
-    p.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    p.add_argument("assignment", nargs="?", default=None, help=f"default: {ASSIGNMENT}, or the --week's")
+    p.add_argument("--week", type=int, default=None, help="release what course/schedule.toml lists for this week")
 
     p = sub.add_parser("autograde", help="grade a whole class, isolated and in parallel")
     p.add_argument("assignment")
@@ -38,6 +40,12 @@ def main(argv=None) -> int:
     p.add_argument("--gradescope", type=Path, default=None, help="also write Gradescope's results.json here")
     p.add_argument("--timeout", type=float, default=60.0)
 
+    p = sub.add_parser("demo", help="grade a generated sample class end to end and write every output")
+    p.add_argument("--out", type=Path, default=REPO / "out" / "demo")
+
+    p = sub.add_parser("mutants", help="mutation score of the checks on the misconception catalogue, per grader")
+    p.add_argument("--grader", choices=("course", "nbgrader", "both"), default="both")
+
     p = sub.add_parser("checks", help="list every check with its question, points and visibility")
 
     args = parser.parse_args(argv)
@@ -49,8 +57,15 @@ def main(argv=None) -> int:
 
 
 def _release(args) -> int:
-    files = api.release(args.assignment)
-    print(f"released {args.assignment}: {len(files)} files in {REPO / 'assignments' / args.assignment}")
+    if args.week is not None and args.assignment:
+        raise api.CourseError("give an assignment or --week, not both")
+    assignment = api.scheduled(args.week) if args.week is not None else args.assignment or ASSIGNMENT
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        files = api.release(assignment)
+    for w in caught:
+        print(f"warning: {w.message}", file=sys.stderr)
+    print(f"released {assignment}: {len(files)} files in {REPO / 'assignments' / assignment}")
     return 0
 
 
@@ -101,6 +116,56 @@ def _checks(args) -> int:
     return 0
 
 
+def _demo(args) -> int:
+    from tqdm import tqdm
+
+    from autograder import demo
+
+    bar = None
+
+    def progress(event, value):
+        nonlocal bar
+        if event == "class":
+            print(f"sample class: {value} submissions written to {args.out / 'course' / 'submitted'}")
+            bar = tqdm(total=value, desc="course autograde", unit="submission", file=sys.stderr)
+        else:
+            bar.update(1)
+
+    print("releasing the problem set, then grading; the nbgrader cross-check afterwards takes a few minutes")
+    results, written = demo.run(args.out, progress)
+    if bar is not None:
+        bar.close()
+    print(summary(results))
+    ratio = results["nbgrader_seconds"] / max(results["seconds"], 1e-9)
+    print(f"nbgrader autograde on the same class: {results['nbgrader_seconds']} s ({ratio:.0f}x slower); "
+          f"{len(results['nbgrader_disagreements'])} submission(s) where the two graders disagree")
+    for name in ("results", "grades", "gradescope", "feedback", "report"):
+        print(f"{name:>10}: {written[name]}")
+    return 0
+
+
+def _mutants(args) -> int:
+    from autograder import mutants
+
+    graders = mutants.GRADERS if args.grader == "both" else (args.grader,)
+    report = mutants.run(graders)
+    print(_table(report.table()))
+    for grader in graders:
+        for kind, ids in (("wrong answers that kept full marks", report.survivors(grader)),
+                          ("correct answers that lost points", report.false_rejects(grader))):
+            if ids:
+                print(f"{grader}: {kind}: {', '.join(ids)}")
+    print(f"{len(report.entries)} misconceptions, {len(report.variants)} correct variants: "
+          + ("every grader kills every misconception and keeps every variant" if report.perfect else "NOT PERFECT"))
+    return 0 if report.perfect else 1
+
+
+def _table(rows: list[list[str]]) -> str:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+                     for row in rows)
+
+
 def summary(results: dict) -> str:
     """A fixed-width table: one row per student, one column per question."""
     from autograder import checks
@@ -111,15 +176,14 @@ def summary(results: dict) -> str:
         q = r.get("questions", {})
         rows.append([sid, *[f"{q[x]['score']:g}" if x in q else "-" for x in qids], f"{r['score']:g}",
                      r["status"] + (" *" if r.get("flags") else "")])
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-             for row in rows]
+    lines = [_table(rows)]
     lines.append(f"{len(results['students'])} submissions in {results['seconds']} s with {results['workers']} workers; "
                  "* = flagged for the TA (see results)")
     return "\n".join(lines)
 
 
-COMMANDS = {"release": _release, "autograde": _autograde, "grade": _grade, "checks": _checks}
+COMMANDS = {"release": _release, "autograde": _autograde, "grade": _grade, "demo": _demo, "mutants": _mutants,
+            "checks": _checks}
 
 if __name__ == "__main__":
     sys.exit(main())

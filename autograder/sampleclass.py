@@ -54,14 +54,14 @@ def notebook(a: Assignment, name: str, edits: dict[str, str] | None = None,
 
 
 def write_submission(folder: Path, a: Assignment, edits=None, extra_cells=(), untouched=False,
-                     nested: bool = True) -> Path:
-    """Write one student's notebooks into ``folder`` (nbgrader's layout when ``nested``)."""
+                     nested: bool = True, only: tuple[str, ...] | None = None) -> Path:
+    """Write one student's notebooks into ``folder`` (nbgrader's layout when ``nested``);
+    ``extra_cells`` go at the end of the last notebook; ``only`` limits which notebooks are written."""
     target = folder / a.name if nested else folder
     target.mkdir(parents=True, exist_ok=True)
-    edits = edits or {}
-    for name in a.notebooks:
-        nbformat.write(notebook(a, name, {k: v for k, v in edits.items()},
-                                extra_cells if name == a.notebooks[-1] else (), untouched), target / f"{name}.ipynb")
+    for name in only or a.notebooks:
+        nbformat.write(notebook(a, name, edits, extra_cells if name == a.notebooks[-1] else (), untouched),
+                       target / f"{name}.ipynb")
     return target
 
 
@@ -80,4 +80,7 @@ def trusted_namespace(a: Assignment, name: str, edits: dict[str, str] | None = N
         source = cell.source.replace("from visible_checks import check, ready", "")
         ns.update({k: v for k, v in ns_checks.items() if k not in ns})
         exec(compile(source, f"<{name}:{meta.get('grade_id')}>", "exec"), ns)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")   # figures the notebook drew
     return ns

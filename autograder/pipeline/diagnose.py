@@ -56,7 +56,8 @@ class Matcher:
         for entry in self.entries:
             if entry.question == question:
                 replay = self.replay(entry)
-                if replay and all(_same(outcomes[cid].replies, replies) for cid, replies in replay.items()):
+                informative = any(replies for replies in replay.values())
+                if informative and all(_same(outcomes[cid].replies, replies) for cid, replies in replay.items()):
                     return entry
         return None
 

@@ -1,0 +1,38 @@
+"""The misconception catalogue against both graders, for real: nbgrader's hidden tests in a real
+kernel and `course autograde` in its sandbox. Every wrong answer loses points on its question in
+both, every correct variant keeps full marks in both, and every check is failed by at least one
+catalogued wrong answer (so no check is one that cannot fail)."""
+import pytest
+
+from autograder import checks, mutants
+
+
+@pytest.fixture(scope="module")
+def report():
+    return mutants.run()
+
+
+@pytest.mark.parametrize("grader", mutants.GRADERS)
+def test_every_misconception_loses_points_in_every_grader(report, grader):
+    assert report.survivors(grader) == []
+
+
+@pytest.mark.parametrize("grader", mutants.GRADERS)
+def test_no_correct_variant_loses_a_point(report, grader):
+    assert report.false_rejects(grader) == []
+
+
+@pytest.mark.parametrize("grader", mutants.GRADERS)
+def test_every_check_fails_on_some_catalogued_wrong_answer(report, grader):
+    assert report.unexercised(grader) == []
+
+
+def test_the_catalogue_covers_every_question(report):
+    autograded = [q for q, meta in checks.QUESTIONS.items() if not meta.manual]
+    for qid in autograded:
+        assert sum(e.question == qid for e in report.entries) >= 3, qid
+        assert sum(v.question == qid for v in report.variants) >= 2, qid
+    assert len(report.entries) >= 45
+    rows = report.table()
+    assert [row[0] for row in rows[1:]] == autograded
+    assert all(cell.endswith("(100%)") for row in rows[1:] for cell in row[2:4])
