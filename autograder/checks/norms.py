@@ -143,9 +143,9 @@ def test_B3_grad_x(student):
 
 
 @check("B3", points=2, hidden=True,
-       says="grad_gamma and grad_beta sum over every leading dim for inputs with 1 to 3 of them")
+       says="grad_gamma and grad_beta sum over every leading dim for inputs with 0 to 3 of them")
 def test_B3_grad_params(student):
-    for seed, shape in enumerate(SHAPES[1:]):
+    for seed, shape in enumerate(SHAPES):
         probe = _backward_inputs(shape, seed=600 + 7 * seed)
         _, gg, gb = _backward(student, probe)
         _, want_g, want_b = ref.layer_norm_backward(*probe)

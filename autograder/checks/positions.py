@@ -44,7 +44,7 @@ def test_C1_odd_width(student):
 
 
 def _permutation_probes(seed):
-    """The four functions of the lesson's question, with random weights, and the known answers."""
+    """The lesson's four functions with random weights, one that only reorders rows, and the answers."""
     g = torch.Generator().manual_seed(seed)
     T, d = 6, 8
     w = lambda: torch.randn(d, d, generator=g) / math.sqrt(d)
@@ -55,12 +55,14 @@ def _permutation_probes(seed):
          probe("attention", **attention, causal=False, positions=torch.randn(T, d, generator=g)), False),
         ("causal self-attention", probe("attention", **attention, causal=True, positions=None), False),
         ("a row-wise MLP", probe("rowwise_mlp", w1=w(), w2=w()), True),
+        # Same values, other order: tells a row-by-row comparison from one that ignores order.
+        ("a function that shifts the rows by one", probe("roll_rows"), False),
     ]
 
 
 @check("C1", points=2, hidden=True,
        says="permutes_with_input gives the right answer for attention with and without positions or a causal "
-            "mask, and for a row-wise MLP")
+            "mask, for a row-wise MLP, and for a function that only reorders rows")
 def test_C1_permutes(student):
     for seed in (1, 2):
         X, perm, cases = _permutation_probes(seed)

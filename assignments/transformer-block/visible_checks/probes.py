@@ -9,6 +9,7 @@ Specs (all weights are tensors the grader chooses):
 - ``{"kind": "attention", "wq", "wk", "wv", "causal": bool, "positions": tensor | None}``
 - ``{"kind": "rowwise_mlp", "w1", "w2"}``
 - ``{"kind": "tanh_layer", "w", "b"}``
+- ``{"kind": "roll_rows"}``: moves every row one place down (changes order, keeps values)
 """
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ def build(spec: dict):
     if kind == "rowwise_mlp":
         w1, w2 = spec["w1"], spec["w2"]
         return lambda x: rowwise_mlp(x, w1, w2)
+    if kind == "roll_rows":
+        return lambda x: x.roll(1, dims=-2)
     if kind == "tanh_layer":
         w, b = spec["w"], spec["b"]
         return lambda x: tanh_layer(x, w, b)

@@ -32,7 +32,8 @@ def probe(kind: str, **weights) -> dict:
 class Student:
     def __init__(self, transport: Transport):
         self._send = transport
-        self.replies: list = []   # every value received, in order, for matching misconceptions
+        # Every reply in order (values, or ("raised" | "forbidden" | "missing", what)), to match misconceptions.
+        self.replies: list = []
 
     def call(self, name: str, *args, forbid: tuple[str, ...] = (), **kwargs):
         """``name(*args, **kwargs)`` in the submission; arrays come back as numpy arrays."""
@@ -72,10 +73,14 @@ class Student:
         if not isinstance(reply, dict):
             raise CheckFailed(f"the grader could not read what `{name}` returned")
         if reply.get("missing"):
+            self.replies.append(("missing", name))
             raise CheckFailed(f"`{name}` is not defined: run the cell that defines it, and keep the name exactly as given")
         if not reply.get("ok"):
-            raise CheckFailed(f"`{name}` raised {str(reply.get('error'))[:300]}")
+            error = str(reply.get("error"))[:300]
+            self.replies.append(("raised", error.partition(":")[0]))
+            raise CheckFailed(f"`{name}` raised {error}")
         for banned in reply.get("forbidden") or []:
+            self.replies.append(("forbidden", banned))
             raise CheckFailed(f"`{name}` reaches torch's built-in {banned}; this question asks you to write it yourself")
         try:
             value = wire.unpack(reply.get("value"), reply_blobs)

@@ -43,7 +43,7 @@ def _pack(value, blobs, depth):
     if array is not None:
         if array.dtype.name not in DTYPES:
             array = array.astype(np.float64 if array.dtype.kind == "f" else np.int64)
-        array = np.ascontiguousarray(array)
+        array = np.require(array, requirements='C')   # (ascontiguousarray would make a 0-d array 1-d)
         blobs.append(array.tobytes())
         return {"__array__": len(blobs) - 1, "dtype": array.dtype.name, "shape": list(array.shape)}
     if isinstance(value, (list, tuple)):
