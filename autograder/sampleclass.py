@@ -6,7 +6,9 @@ wrong answer, or with hostile code. Nothing here is committed: classes are gener
 """
 from __future__ import annotations
 
+import os
 import re
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import nbformat
@@ -71,15 +73,14 @@ def trusted_namespace(a: Assignment, name: str, edits: dict[str, str] | None = N
     import matplotlib
 
     matplotlib.use("Agg")
-    ns = {"__name__": "__main__"}
-    ns_checks = {"check": lambda *args, **kwargs: None, "ready": lambda *args, **kwargs: None}
-    for cell in notebook(a, name, edits).cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or meta.get("grade"):
-            continue
-        source = cell.source.replace("from visible_checks import check, ready", "")
-        ns.update({k: v for k, v in ns_checks.items() if k not in ns})
-        exec(compile(source, f"<{name}:{meta.get('grade_id')}>", "exec"), ns)
+    ns = {"__name__": "__main__", "check": lambda *args, **kwargs: None, "ready": lambda *args, **kwargs: None}
+    with open(os.devnull, "w") as quiet, redirect_stdout(quiet), redirect_stderr(quiet):
+        for cell in notebook(a, name, edits).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or meta.get("grade"):
+                continue
+            source = cell.source.replace("from visible_checks import check, ready", "")
+            exec(compile(source, f"<{name}:{meta.get('grade_id')}>", "exec"), ns)
     import matplotlib.pyplot as plt
 
     plt.close("all")   # figures the notebook drew

@@ -166,9 +166,9 @@ def batch(tmp_path_factory, listener):
     tampered = write_submission(mixed / "x_tampered_tests", a)
     nb = nbformat.read(tampered / "build.ipynb", as_version=4)
     for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id", "")
-        if gid.startswith("B1_"):
-            cell.source, cell.metadata["nbgrader"]["points"] = "pass", 100
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and meta["grade_id"].startswith("B1_"):
+            cell.source, meta["points"] = "pass", 100
     nb.cells = [c for c in nb.cells if not c.metadata.get("nbgrader", {}).get("grade_id", "").startswith("B2_w")]
     nb.cells.append(nbformat.v4.new_code_cell("check('B3_grad_x')"))
     nbformat.write(nb, tampered / "build.ipynb")

@@ -1,14 +1,15 @@
 """Step 5: run each notebook's code in a sandboxed child and apply its checks from here.
 
 The child only ever answers requests with plain data; every comparison happens in this
-process. When the child dies (an ``os._exit``, a crash, a timeout) the check in flight fails
-with the reason, and a fresh child is started for the next check, at most ``MAX_RESTARTS`` times.
+process. When the child dies (an ``os._exit``, a crash, a timeout) the check in flight and the
+rest of its question fail with the reason, and a fresh child is started for the next question,
+at most ``MAX_RESTARTS`` times per notebook.
 """
 from autograder import checks
 from autograder.pipeline import Outcome
 from autograder.student import CheckFailed, Student, StudentCrashed
 
-MAX_RESTARTS = 2
+MAX_RESTARTS = 4
 
 
 def run(sub, env):
@@ -28,6 +29,8 @@ def _run_notebook(sub, env, notebook, todo, slot):
     session, restarts = None, 0
     try:
         for index, check in enumerate(todo):
+            if check.id in sub.outcomes:   # the rest of a question whose check crashed the child
+                continue
             if session is None:
                 try:
                     session = env.sandbox.open(sub.programs[notebook], slot)
@@ -46,14 +49,17 @@ def _run_notebook(sub, env, notebook, todo, slot):
             except CheckFailed as exc:
                 sub.outcomes[check.id] = Outcome(False, str(exc), student.replies)
             except StudentCrashed as exc:
-                sub.outcomes[check.id] = Outcome(False, f"your code stopped the grader's process: {exc}")
+                reason = f"your code stopped the grader's process: {exc}"
                 sub.flags.append(f"{notebook}: the process running the code died during {check.id}: {exc}")
+                for c in todo[index:]:
+                    if c.question == check.question:
+                        sub.outcomes[c.id] = Outcome(False, reason)
                 session.close()
                 session, restarts = None, restarts + 1
                 if restarts > MAX_RESTARTS:
                     for c in todo[index + 1:]:
-                        sub.outcomes[c.id] = Outcome(False, "not run: your code stopped the grader's process "
-                                                            f"{restarts} times")
+                        sub.outcomes.setdefault(c.id, Outcome(False, "not run: your code stopped the grader's "
+                                                                     f"process {restarts} times"))
                     return
             except Exception as exc:  # a reply of a shape the check did not expect
                 sub.outcomes[check.id] = Outcome(False, f"could not be checked: {type(exc).__name__}: {exc}"[:300])
