@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -63,6 +64,18 @@ def scheduled(week: int, repo: Path = REPO) -> str:
             return entry["assignment"]
     listed = ", ".join(str(e.get("week")) for e in weeks) or "none"
     raise CourseError(f"week {week} releases no problem set (weeks in {path.name}: {listed})")
+
+
+def make_course(root: Path, assignment: str = "transformer-block", repo: Path = REPO) -> Assignment:
+    """A throwaway course folder at ``root``: the sources rebuilt from their text form, nbgrader's
+    configuration, and a fresh release (for tests, the demo, the benchmark and the mutation report)."""
+    shutil.copytree(repo / "solutions", root / "solutions",
+                    ignore=shutil.ignore_patterns("__pycache__", "visible_checks", "*.ipynb"))
+    shutil.copy(repo / "nbgrader_config.py", root)
+    a = Assignment(assignment, root)
+    authoring.build(a.source_dir)
+    nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=root)
+    return a
 
 
 def _uncommitted(path: Path, repo: Path) -> bool:
@@ -148,7 +161,6 @@ def write_json(doc: dict, path: Path) -> None:
 
 def grade(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: Path = REPO) -> dict:
     """Grade one submission given as its notebook files (named concepts.ipynb / build.ipynb)."""
-    import shutil
     import tempfile
 
     missing = [str(p) for p in notebooks if not Path(p).is_file()]

@@ -69,10 +69,7 @@ def run(out: Path, progress=None, repo: Path = REPO) -> tuple[dict, dict[str, Pa
     course = out / "course"
     shutil.rmtree(course, ignore_errors=True)
     course.mkdir(parents=True)
-    shutil.copytree(repo / "solutions", course / "solutions", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copy(repo / "nbgrader_config.py", course)
-    api.nbgrader("generate_assignment", "transformer-block", "--force", "--log-level=WARN", repo=course)
-    a = Assignment(repo=course)
+    a = api.make_course(course, repo=repo)
     ids = build_class(course, a)
     if progress:
         progress("class", len(ids))

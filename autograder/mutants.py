@@ -8,14 +8,13 @@ of its entries killed; a variant that loses a point is a false reject.
 """
 from __future__ import annotations
 
-import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import api, authoring, checks, misconceptions
-from autograder.assignment import REPO, Assignment
+from autograder import api, checks, misconceptions
+from autograder.assignment import Assignment
 from autograder.sampleclass import write_submission
 
 GRADERS = ("course", "nbgrader")
@@ -63,20 +62,26 @@ class Report:
         return all(not self.survivors(g) and not self.false_rejects(g) for g in self.scores)
 
 
+# Questions whose solution cell builds on another's (PostNormBlock subclasses PreNormBlock): their
+# entries never share a submission.
+BUILDS_ON = {"B7": "B6"}
+
+
 def run(graders=GRADERS, workers: int = 0) -> Report:
     report = Report(entries=misconceptions.catalogue(), variants=misconceptions.variants())
     with tempfile.TemporaryDirectory() as tmp:
-        everyone = report.entries + report.variants
-        halves = [everyone[0::2], everyone[1::2]] if "nbgrader" in graders else [everyone]
+        submissions = pack(report.entries + report.variants)
+        halves = [submissions[0::2], submissions[1::2]] if "nbgrader" in graders else [submissions]
         courses = [_course(Path(tmp) / f"course{i}", half) for i, half in enumerate(halves)]
         if "course" in graders:
             report.scores["course"], report.failed["course"] = {}, {}
-            for root, _ in courses:
-                results = api.autograde(Assignment().name, root / "submitted", workers=workers, repo=root)
-                for e in everyone:
-                    question = results["students"][e.id]["questions"][e.question]
-                    report.scores["course"][e.id] = question["score"]
-                    report.failed["course"][e.id] = {row["id"] for row in question["checks"] if not row["passed"]}
+            for root, packed in courses:
+                students = api.autograde(Assignment().name, root / "submitted", workers=workers, repo=root)["students"]
+                for sid, entries in packed.items():
+                    for e in entries:
+                        question = students[sid]["questions"][e.question]
+                        report.scores["course"][e.id] = question["score"]
+                        report.failed["course"][e.id] = {r["id"] for r in question["checks"] if not r["passed"]}
         if "nbgrader" in graders:
             with ThreadPoolExecutor(len(courses)) as pool:   # one nbgrader per course folder, side by side
                 parts = list(pool.map(lambda c: _nbgrader_scores(*c), courses))
@@ -85,23 +90,37 @@ def run(graders=GRADERS, workers: int = 0) -> Report:
     return report
 
 
-def _course(root: Path, entries) -> tuple[Path, list]:
-    """A throwaway course folder with one submission per entry (only the notebook it changes)."""
-    shutil.copytree(REPO / "solutions", root / "solutions",
-                    ignore=shutil.ignore_patterns("__pycache__", "visible_checks", "*.ipynb"))
-    shutil.copy(REPO / "nbgrader_config.py", root)
-    authoring.build(root / "solutions" / "transformer-block")
-    api.nbgrader("generate_assignment", "transformer-block", "--force", "--log-level=WARN", repo=root)
-    a = Assignment(repo=root)
+def pack(entries) -> list[list]:
+    """Group entries into submissions of one notebook, at most one entry per question (and never
+    two questions that build on each other), so each notebook is graded once for several entries."""
+    groups: list[list] = []
     for entry in entries:
-        notebook = checks.QUESTIONS[entry.question].notebook
+        notebook, slot = checks.QUESTIONS[entry.question].notebook, BUILDS_ON.get(entry.question, entry.question)
+        for group in groups:
+            if (checks.QUESTIONS[group[0].question].notebook == notebook
+                    and slot not in {BUILDS_ON.get(e.question, e.question) for e in group}):
+                group.append(entry)
+                break
+        else:
+            groups.append([entry])
+    return groups
+
+
+def _course(root: Path, groups) -> tuple[Path, dict]:
+    """A throwaway course folder with one submission per group (only the notebook it changes)."""
+    a = api.make_course(root)
+    packed = {}
+    for number, group in enumerate(groups):
+        notebook = checks.QUESTIONS[group[0].question].notebook
         source = {c.grade_id: c.source for c in a.cells(notebook)}
-        write_submission(root / "submitted" / entry.id, a, misconceptions.edits(entry, source[entry.cell]),
-                         only=(notebook,))
-    return root, entries
+        edits = {k: v for e in group for k, v in misconceptions.edits(e, source[e.cell]).items()}
+        sid = f"m{number:03d}"
+        write_submission(root / "submitted" / sid, a, edits, only=(notebook,))
+        packed[sid] = group
+    return root, packed
 
 
-def _nbgrader_scores(root: Path, entries) -> tuple[dict, dict]:
+def _nbgrader_scores(root: Path, packed: dict) -> tuple[dict, dict]:
     """(entry id -> question score, entry id -> failed check ids) from nbgrader's gradebook."""
     from nbgrader.api import Gradebook
 
@@ -109,9 +128,10 @@ def _nbgrader_scores(root: Path, entries) -> tuple[dict, dict]:
     ids = {c.id: c.question for c in checks.all_checks()}
     scores, failed = {}, {}
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        for e in entries:
-            grades = [g for nb in gb.find_submission("transformer-block", e.id).notebooks for g in nb.grades
-                      if ids.get(g.name) == e.question]
-            scores[e.id] = sum(g.auto_score or 0.0 for g in grades)
-            failed[e.id] = {g.name for g in grades if (g.auto_score or 0.0) < g.max_score}
+        for sid, entries in packed.items():
+            grades = [g for nb in gb.find_submission("transformer-block", sid).notebooks for g in nb.grades]
+            for e in entries:
+                mine = [g for g in grades if ids.get(g.name) == e.question]
+                scores[e.id] = sum(g.auto_score or 0.0 for g in mine)
+                failed[e.id] = {g.name for g in mine if (g.auto_score or 0.0) < g.max_score}
     return scores, failed

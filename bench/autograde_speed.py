@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import resource
-import shutil
 import sys
 import tempfile
 import time
@@ -20,19 +19,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from autograder import api, authoring  # noqa: E402
+from autograder import api  # noqa: E402
 from autograder.assignment import Assignment  # noqa: E402
 from autograder.misconceptions import catalogue, edits  # noqa: E402
 from autograder.sampleclass import write_submission  # noqa: E402
 
 
-def make_course(root: Path, students: int) -> Assignment:
-    shutil.copytree(REPO / "solutions", root / "solutions",
-                    ignore=shutil.ignore_patterns("__pycache__", "visible_checks", "*.ipynb"))
-    shutil.copy(REPO / "nbgrader_config.py", root)
-    authoring.build(root / "solutions" / "transformer-block")
-    api.nbgrader("generate_assignment", "transformer-block", "--force", "--log-level=WARN", repo=root)
-    a = Assignment(repo=root)
+def make_class(root: Path, students: int) -> Assignment:
+    a = api.make_course(root)
     source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}
     wrong = [e for e in catalogue() if e.question.startswith("B")][::7]
     for i in range(students):
@@ -56,7 +50,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        make_course(root, args.students)
+        make_class(root, args.students)
         started = time.monotonic()
         ours = api.autograde("transformer-block", root / "submitted", workers=args.workers, repo=root)
         ours_seconds = time.monotonic() - started

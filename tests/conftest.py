@@ -1,24 +1,19 @@
 """Shared fixtures: a throwaway course folder built from the repo's sources, like a TA's."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from autograder import api, authoring
-from autograder.assignment import REPO, Assignment
+from autograder import api
+from autograder.assignment import Assignment
 
 
 @pytest.fixture(scope="session")
 def course(tmp_path_factory) -> Path:
     """A course folder with solutions/ rebuilt from the text sources and a fresh nbgrader release."""
     root = tmp_path_factory.mktemp("course")
-    shutil.copytree(REPO / "solutions", root / "solutions",
-                    ignore=shutil.ignore_patterns("__pycache__", "visible_checks", "*.ipynb"))
-    shutil.copy(REPO / "nbgrader_config.py", root)
-    authoring.build(root / "solutions" / "transformer-block")
-    api.nbgrader("generate_assignment", "transformer-block", "--force", "--log-level=WARN", repo=root)
+    api.make_course(root)
     return root
 
 

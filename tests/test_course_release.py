@@ -1,0 +1,62 @@
+"""`course release`: driven by the weekly schedule, idempotent, and warning about uncommitted edits."""
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from autograder import api
+from autograder.assignment import REPO
+
+
+@pytest.fixture()
+def repo(tmp_path) -> Path:
+    """A small committed copy of the course repository."""
+    shutil.copytree(REPO / "solutions", tmp_path / "solutions",
+                    ignore=shutil.ignore_patterns("__pycache__", "visible_checks"))
+    shutil.copytree(REPO / "course", tmp_path / "course", ignore=shutil.ignore_patterns("figures"))
+    shutil.copy(REPO / "nbgrader_config.py", tmp_path)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "course"], check=True)
+    return tmp_path
+
+
+def _release_files(repo):
+    folder = repo / "assignments" / "transformer-block"
+    return {p.relative_to(folder): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_the_schedule_names_the_week_of_the_problem_set(repo):
+    assert api.scheduled(4, repo) == "transformer-block"
+    with pytest.raises(api.CourseError, match="week 9 releases no problem set"):
+        api.scheduled(9, repo)
+
+
+def test_releasing_twice_changes_nothing_and_matches_the_committed_release(repo):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # a clean tree: no warning
+        api.release("transformer-block", repo)
+    first = _release_files(repo)
+    api.release("transformer-block", repo)
+    assert _release_files(repo) == first
+    committed = {p.relative_to(REPO / "assignments" / "transformer-block"): p.read_bytes()
+                 for p in (REPO / "assignments" / "transformer-block").rglob("*") if p.is_file()
+                 and "__pycache__" not in p.parts}
+    assert first == committed
+
+
+def test_uncommitted_edits_under_solutions_warn(repo):
+    source = repo / "solutions" / "transformer-block" / "concepts.pct.py"
+    source.write_text(source.read_text() + "\n# %% md\n# An extra note.\n")
+    with pytest.warns(UserWarning, match="uncommitted edits"):
+        api.release("transformer-block", repo)
+
+
+def test_the_command_line_releases_by_week():
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "release", "--week", "5"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "week 5 releases no problem set" in done.stderr
