@@ -128,13 +128,14 @@ def _demo(args) -> int:
         if event == "class":
             print(f"sample class: {value} submissions written to {args.out / 'course' / 'submitted'}")
             bar = tqdm(total=value, desc="course autograde", unit="submission", file=sys.stderr)
+        elif event == "done":
+            bar.close()
+            print(f"graded in {value['seconds']} s; now the same class with nbgrader autograde (a few minutes)")
         else:
             bar.update(1)
 
-    print("releasing the problem set, then grading; the nbgrader cross-check afterwards takes a few minutes")
+    print("releasing the problem set, then writing and grading a sample class")
     results, written = demo.run(args.out, progress)
-    if bar is not None:
-        bar.close()
     print(summary(results))
     ratio = results["nbgrader_seconds"] / max(results["seconds"], 1e-9)
     print(f"nbgrader autograde on the same class: {results['nbgrader_seconds']} s ({ratio:.0f}x slower); "

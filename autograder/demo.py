@@ -18,6 +18,9 @@ from autograder import api, feedback, misconceptions, report
 from autograder.assignment import REPO, Assignment
 from autograder.sampleclass import write_submission
 
+# Seconds a demo notebook may run: the endless loop below costs this much (a TA would keep 60).
+TIMEOUT = 15.0
+
 # Hostile notebooks of the demo: what each adds at the end of build.ipynb.
 HOSTILE = {
     "patches-allclose": "import numpy\ntorch.allclose = lambda *a, **k: True\nnumpy.allclose = lambda *a, **k: True\n"
@@ -73,8 +76,10 @@ def run(out: Path, progress=None, repo: Path = REPO) -> tuple[dict, dict[str, Pa
     ids = build_class(course, a)
     if progress:
         progress("class", len(ids))
-    results = api.autograde(a.name, course / "submitted", progress=progress and (lambda sid: progress("graded", sid)),
-                            repo=course)
+    results = api.autograde(a.name, course / "submitted", timeout=TIMEOUT,
+                            progress=progress and (lambda sid: progress("graded", sid)), repo=course)
+    if progress:
+        progress("done", results)
     started = time.monotonic()
     api.nbgrader("autograde", a.name, "--force", "--log-level=ERROR", repo=course, check=False)
     nbgrader_seconds = time.monotonic() - started

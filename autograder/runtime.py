@@ -64,9 +64,9 @@ def serve(ns: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]
             if op == "call":
                 value = _watch(forbid, reached, lambda: ns[name](*args, **kwargs))
             elif op == "module":
-                value = _run_module(ns[name](*args, **kwargs), header, blobs, forbid, reached)
+                value = _run_module(_build(ns[name], args, kwargs), header, blobs, forbid, reached)
             elif op == "params":
-                value = {k: list(p.shape) for k, p in ns[name](*args, **kwargs).named_parameters()}
+                value = {k: list(p.shape) for k, p in _build(ns[name], args, kwargs).named_parameters()}
             else:
                 raise ValueError(f"unknown op {op!r}")
         packed, out = wire.pack(value)
@@ -74,6 +74,14 @@ def serve(ns: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]
     except BaseException as exc:  # student code may raise anything, SystemExit included
         message = f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
         return {"ok": False, "error": message, "forbidden": sorted(reached)}, []
+
+
+def _build(cls, args, kwargs):
+    """``cls(*args, **kwargs)`` with its own initial weights the same on every run and in every
+    process (a fixed seed, without touching the caller's random state)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return cls(*args, **kwargs)
 
 
 def _run_module(module, header, blobs, forbid, reached):

@@ -21,6 +21,7 @@ from autograder.assignment import REPO
 from autograder.sampleclass import solved, write_submission
 
 TIMEOUT = 15.0
+WRONG = ("B1-sample-variance", "B6-no-causal-mask", "B7-pre-norm-wiring")   # catalogued wrong answers
 
 
 def _solution(a, cell):
@@ -143,8 +144,13 @@ def batch(tmp_path_factory, listener):
 
     a = Assignment()
     honest_dir, mixed = tmp_path_factory.mktemp("honest"), tmp_path_factory.mktemp("mixed")
-    entry = next(e for e in catalogue() if e.id == "B1-sample-variance")
-    honest = {"ref": {}, "wrong_b1": edits(entry, next(c.source for c in a.cells("build") if c.grade_id == "B1_code"))}
+    build = {c.grade_id: c.source for c in a.cells("build")}
+    by_id = {e.id: e for e in catalogue()}
+    # Wrong blocks too: naming their mistake replays catalogued blocks while other threads grade,
+    # and those replays must never touch the grader's own torch.
+    honest = {"ref": {}, "ref2": {},
+              **{f"wrong_{e.lower()}": edits(by_id[e], build[by_id[e].cell])
+                 for e in WRONG}}
     for root in (honest_dir, mixed):
         for sid, e in honest.items():
             write_submission(root / sid, a, edits=e)
@@ -184,8 +190,12 @@ def batch(tmp_path_factory, listener):
 
 def test_honest_scores_do_not_change_when_hostile_submissions_share_the_batch(batch):
     alone, mixed = batch
-    assert alone["students"]["ref"]["score"] == 100.0
-    assert alone["students"]["wrong_b1"]["questions"]["B1"]["score"] < 8
+    assert alone["students"]["ref"]["score"] == alone["students"]["ref2"]["score"] == 100.0
+    for entry in WRONG:
+        result, question = alone["students"][f"wrong_{entry.lower()}"], entry[:2]
+        lost = result["questions"][question]["max_score"] - result["questions"][question]["score"]
+        assert lost > 0 and result["score"] == 100 - lost
+        assert result["questions"][question]["misconception"] == entry
     for sid, result in alone["students"].items():
         assert mixed["students"][sid]["score"] == result["score"]
         assert mixed["students"][sid]["questions"] == result["questions"]

@@ -1,9 +1,10 @@
 """Step 6: name the misconception behind a lost point, when the catalogue knows it.
 
 Every check records what the submission replied. For a question that lost points, each
-catalogued wrong answer of that question is run on the same checks (in this process: it is the
-course's own code, run once per batch and cached); when the submission's replies match an
-entry's replies on every check of the question, the feedback names that entry.
+catalogued wrong answer of that question is run on the same checks, once per batch (cached),
+through the same sandbox as a submission: a wrong answer may patch torch while it runs, and the
+grader's threads must never see that. When the submission's replies match an entry's replies on
+every check of the question, the feedback names that entry.
 """
 from __future__ import annotations
 
@@ -18,38 +19,41 @@ from autograder.student import CheckFailed, Student, in_process
 class Matcher:
     """Replays of the catalogue's wrong answers, computed on first use and kept for the batch."""
 
-    def __init__(self, assignment):
+    def __init__(self, env):
         from autograder import misconceptions
 
-        self.assignment = assignment
+        self.env = env
         self.entries = misconceptions.catalogue()
         self._replays: dict[str, dict] = {}
+        self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
     def replay(self, entry) -> dict[str, list]:
         """check id -> the replies the entry's wrong answer gives on that check."""
         with self._lock:
+            lock = self._locks.setdefault(entry.id, threading.Lock())
+        with lock:   # one replay per entry; different entries replay in parallel
             if entry.id not in self._replays:
                 self._replays[entry.id] = self._run(entry)
             return self._replays[entry.id]
 
     def _run(self, entry):
-        from autograder.misconceptions import edits
-        from autograder.sampleclass import trusted_namespace
+        import nbformat
 
-        notebook = checks.QUESTIONS[entry.question].notebook
-        source = {c.grade_id: c.source for c in self.assignment.cells(notebook)}
-        ns = trusted_namespace(self.assignment, notebook, edits(entry, source[entry.cell]))
-        replies = {}
-        for c in checks.all_checks():
-            if c.question == entry.question:
-                student = Student(in_process(ns))
-                try:
-                    c.run(student)
-                except CheckFailed:
-                    pass
-                replies[c.id] = student.replies
-        return replies
+        from autograder.misconceptions import edits
+        from autograder.pipeline import Submission, execute, program, read
+        from autograder.sampleclass import notebook
+
+        a = self.env.assignment
+        name = checks.QUESTIONS[entry.question].notebook
+        source = {c.grade_id: c.source for c in a.cells(name)}
+        replay = Submission(entry.id, a.source_dir)
+        replay.cells[name] = read.parse(nbformat.writes(notebook(a, name, edits(entry, source[entry.cell]))).encode())
+        program.run(replay, self.env)
+        todo = [c for c in checks.all_checks() if c.question == entry.question]
+        with self.env.slot() as slot:
+            execute.run_notebook(replay, self.env, name, todo, slot)
+        return {c.id: replay.outcomes[c.id].replies for c in todo}
 
     def diagnose(self, question: str, outcomes: dict):
         """The first entry of ``question`` whose replies match the submission's, or None."""
@@ -67,12 +71,14 @@ _matchers_lock = threading.Lock()
 
 def run(sub, env):
     lost = {c.question for c in checks.all_checks() if c.id in sub.outcomes and not sub.outcomes[c.id].passed}
-    lost = {q for q in lost if checks.QUESTIONS[q].notebook not in sub.problems}
+    # Only questions where the submission answered something: with no reply there is nothing to match.
+    answered = {c.question for c in checks.all_checks() if c.id in sub.outcomes and sub.outcomes[c.id].replies}
+    lost &= answered
     if not lost:
         return
     with _matchers_lock:
         if env.catalogue is None:
-            env.catalogue = Matcher(env.assignment)
+            env.catalogue = Matcher(env)
     for question in sorted(lost, key=list(checks.QUESTIONS).index):
         entry = env.catalogue.diagnose(question, sub.outcomes)
         if entry is not None:

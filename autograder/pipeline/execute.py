@@ -20,10 +20,11 @@ def run(sub, env):
                 sub.outcomes[c.id] = Outcome(False, sub.problems[notebook])
         else:
             with env.slot() as slot:
-                _run_notebook(sub, env, notebook, todo, slot)
+                run_notebook(sub, env, notebook, todo, slot)
 
 
-def _run_notebook(sub, env, notebook, todo, slot):
+def run_notebook(sub, env, notebook, todo, slot):
+    """Run ``todo`` (checks of ``notebook``) on the submission's program in a sandboxed child."""
     from autograder.sandbox import ChildDied
 
     session, restarts = None, 0
