@@ -16,6 +16,11 @@ from autograder import checks
 from autograder.student import CheckFailed, Student, in_process
 
 
+def _unanswered(reply) -> bool:
+    """A reply saying the name is missing or still the release's stub."""
+    return isinstance(reply, tuple) and (reply[0] == "missing" or reply == ("raised", "NotImplementedError"))
+
+
 class Matcher:
     """Replays of the catalogue's wrong answers, computed on first use and kept for the batch."""
 
@@ -71,8 +76,9 @@ _matchers_lock = threading.Lock()
 
 def run(sub, env):
     lost = {c.question for c in checks.all_checks() if c.id in sub.outcomes and not sub.outcomes[c.id].passed}
-    # Only questions where the submission answered something: with no reply there is nothing to match.
-    answered = {c.question for c in checks.all_checks() if c.id in sub.outcomes and sub.outcomes[c.id].replies}
+    # Only questions the submission answered: a missing name or a stub matches no misconception.
+    answered = {c.question for c in checks.all_checks() if c.id in sub.outcomes
+                and any(not _unanswered(r) for r in sub.outcomes[c.id].replies)}
     lost &= answered
     if not lost:
         return
