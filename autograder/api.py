@@ -90,6 +90,9 @@ def _uncommitted(path: Path, repo: Path) -> bool:
 
 # ---- autograde -------------------------------------------------------------------------------
 
+PRELOAD = ("numpy", "torch", "matplotlib.pyplot")
+
+
 def find_submissions(folder: Path) -> dict[str, Path]:
     """Student id -> folder, for every sub-folder of ``folder``."""
     if not folder.is_dir():
@@ -111,7 +114,8 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     started = time.monotonic()
     hide = sorted({REPO, repo.resolve(), submissions.resolve(), Path.home()})
     results: dict[str, dict] = {}
-    with Sandbox(Limits(timeout=timeout), hide=hide) as sandbox:
+    # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
+    with Sandbox(Limits(timeout=timeout), preload=PRELOAD, hide=hide) as sandbox:
         env = pipeline.Env(a, sandbox, workers)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(_grade_safely, sid, folder, env): sid for sid, folder in students.items()}

@@ -26,6 +26,7 @@ class SourceCell:
     locked: bool
     solution: bool
     points: float | None
+    skip_when_grading: bool = False
 
 
 @dataclass
@@ -74,4 +75,5 @@ def _source_cell(cell: dict) -> SourceCell:
     meta = cell.get("metadata", {}).get("nbgrader", {})
     source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
     return SourceCell(meta.get("grade_id", ""), cell["cell_type"], source, bool(meta.get("grade")),
-                      bool(meta.get("locked")), bool(meta.get("solution")), meta.get("points"))
+                      bool(meta.get("locked")), bool(meta.get("solution")), meta.get("points"),
+                      bool(cell.get("metadata", {}).get("course", {}).get("skip_when_grading")))

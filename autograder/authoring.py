@@ -1,7 +1,8 @@
 """Turns the text form of the source notebooks into nbgrader source notebooks.
 
 Each problem set is written once, as ``solutions/<assignment>/<notebook>.pct.py``: cells headed
-by ``# %% <kind> [key=value ...]`` lines (see ``KINDS``). ``# %% checks B1`` expands into one
+by ``# %% <kind> [key=value ...]`` lines (see ``KINDS``; ``# %% code grader=skip`` marks a given
+cell that only shows the student something, which ``course autograde`` need not run). ``# %% checks B1`` expands into one
 graded cell per check of question B1 in the registry, so adding a check to ``autograder/checks``
 adds it to nbgrader's tests and to ``course autograde`` alike.
 
@@ -90,7 +91,10 @@ def build_notebook(text: str, name: str) -> nbformat.NotebookNode:
         if kind == "md":
             cells = [nbformat.v4.new_markdown_cell(_uncomment(body), metadata=_meta(gid, locked=True))]
         elif kind == "code":
-            cells = [nbformat.v4.new_code_cell(body, metadata=_meta(gid, locked=True))]
+            meta = _meta(gid, locked=True)
+            if attrs.get("grader") == "skip":   # a demonstration for the student; grading needs nothing from it
+                meta["course"] = {"skip_when_grading": True}
+            cells = [nbformat.v4.new_code_cell(body, metadata=meta)]
         elif kind == "solution":
             cells = [nbformat.v4.new_code_cell(body, metadata=_meta(gid, solution=True))]
         elif kind == "answer":

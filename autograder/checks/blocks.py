@@ -1,5 +1,7 @@
 """Checks for `blocks`: the decoder's sublayers (C6), norm placement (C7), and the pre-norm (B6)
 and post-norm (B7) blocks against torch's own encoder layer with the same weights."""
+import functools
+
 import numpy as np
 import torch
 
@@ -57,15 +59,23 @@ def _causality(student, cls):
            f"{cls} with causal=False: position 0 should see (and depend on) the last token")
 
 
+@functools.lru_cache(maxsize=None)
+def _torch_case(seed, norm_first, causal):
+    """(state_dict, x, expected output) of torch's layer for one config: the same for every
+    submission, so it is computed once per grading run."""
+    B, T, d, h, d_ff = CONFIGS[seed]
+    # Random norm gains and shifts too: a block that shares one norm for both sublayers fails.
+    layer = seeded(ref.torch_block(d, h, d_ff, norm_first=norm_first), 1000 + seed).eval()
+    x = torch.randn(B, T, d, generator=torch.Generator().manual_seed(1100 + seed))
+    with torch.no_grad():
+        return layer.state_dict(), x, ref.torch_block_forward(layer, x, causal)
+
+
 def _matches_torch(student, cls, norm_first, causal):
     for seed, (B, T, d, h, d_ff) in enumerate(CONFIGS):
-        # Random norm gains and shifts too: a block that shares one norm for both sublayers fails.
-        layer = seeded(ref.torch_block(d, h, d_ff, norm_first=norm_first), 1000 + seed).eval()
-        x = torch.randn(B, T, d, generator=torch.Generator().manual_seed(1100 + seed))
+        state, x, want = _torch_case(seed, norm_first, causal)
         forwards = [((x,), {"causal": causal})] + ([((x,), {})] if causal else [])
-        outs = student.module(cls, (d, h, d_ff), state=layer.state_dict(), forwards=forwards, forbid=("transformer",))
-        with torch.no_grad():
-            want = ref.torch_block_forward(layer, x, causal)
+        outs = student.module(cls, (d, h, d_ff), state=state, forwards=forwards, forbid=("transformer",))
         what = f"{cls}({d}, {h}, {d_ff}) on x of shape {(B, T, d)} with causal={causal}"
         expect_close(outs[0], want, what)
         if causal:

@@ -1,7 +1,8 @@
 """Step 4: the code to run for each notebook.
 
-The student's code cells run in their order; read-only given cells run as the source has them
-(put back at the top if deleted); test cells and retyped checks never run. The first cell makes
+The student's code cells run in their order; read-only given cells run as the release has them
+(put back at the top if deleted), except those that only show the student something; test cells
+and retyped checks never run. The first cell makes
 ``from visible_checks import check, ready`` harmless, since checks run in the grader, not next to the code.
 """
 from autograder.pipeline.tamper import RETYPED
@@ -21,8 +22,9 @@ def run(sub, env):
                 if cell.grade_id in placed:
                     continue
                 placed.add(cell.grade_id)
-                program.append(given[cell.grade_id].source)
+                if not given[cell.grade_id].skip_when_grading:
+                    program.append(given[cell.grade_id].source)
             else:
                 program.append(cell.source)
-        missing = [c.source for gid, c in given.items() if gid not in placed]
+        missing = [c.source for gid, c in given.items() if gid not in placed and not c.skip_when_grading]
         sub.programs[notebook] = program[:1] + missing + program[1:]

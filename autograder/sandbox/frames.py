@@ -68,15 +68,19 @@ def encode(header: dict, blobs=()) -> list:
     return [_LEN.pack(len(data)) + data, *views]
 
 
+# Frames up to this size go out in one system call; larger blobs are sent as they are.
+JOIN_BELOW = 4 * 1024 * 1024
+
+
 def send_frame(sock: socket.socket, header: dict, blobs=(), deadline: float | None = None) -> None:
     """Send one frame.  Encoding errors are raised before anything is written."""
-    parts = encode(header, blobs)
-    for p in parts:
-        _sendall(sock, p, deadline)
+    send_parts(sock, encode(header, blobs), deadline)
 
 
 def send_parts(sock: socket.socket, parts, deadline: float | None = None) -> None:
     """Send the pieces returned by encode()."""
+    if sum(memoryview(p).nbytes for p in parts) <= JOIN_BELOW:
+        parts = [b"".join(parts)]
     for p in parts:
         _sendall(sock, p, deadline)
 
@@ -107,7 +111,11 @@ def recv_frame(sock: socket.socket, *, max_blob_bytes: int, max_header: int = MA
         total += s
     if total > max_blob_bytes:
         raise BadFrame(f"blobs total {total} bytes, more than the {max_blob_bytes} byte output limit")
-    blobs = [_recv_exact(sock, s, deadline) for s in sizes]
+    data = _recv_exact(sock, total, deadline)   # all blobs in one read, then cut apart
+    blobs, start = [], 0
+    for s in sizes:
+        blobs.append(data[start:start + s])
+        start += s
     return header, blobs
 
 

@@ -169,7 +169,7 @@ def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
 # For your own curiosity (not graded), the next cell compares your closed form with what autograd
 # gets by differentiating through PyTorch's layer norm.
 
-# %% code
+# %% code grader=skip
 x_demo = 3 * torch.randn(4, 6) + 1                                  # (B, d)
 gamma_demo, beta_demo, grad_demo = torch.randn(6), torch.randn(6), torch.randn(4, 6)
 try:
@@ -516,7 +516,7 @@ def residual_jacobian(f, x):
 # backward pass. Layer 1 is the closest to the input, the farthest from the loss. Compare how far
 # the signal falls through the plain stack with the residual one.
 
-# %% code
+# %% code grader=skip
 import matplotlib.pyplot as plt
 
 

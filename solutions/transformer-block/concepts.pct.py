@@ -80,8 +80,8 @@ from visible_checks import check, ready
 # >
 # > **Checked:** the values of `sinusoidal_positions(4, 8)` (visible); other sizes and the
 # > `ValueError` for an odd `d` (hidden); `permutes_with_input` on plain self-attention, attention
-# > on `X + positions`, causal attention and a row-wise MLP, all with random weights (hidden); your
-# > two sentences (hidden).
+# > on `X + positions`, causal attention and a row-wise MLP, all with random weights, and on a
+# > function that only moves rows around (hidden); your two sentences (hidden).
 
 # %% solution id=C1_code
 def permutes_with_input(f, X, perm, atol=1e-5):
@@ -119,7 +119,7 @@ q1_sentences = ["dog bites man", "man bites dog"]
 # Before running the next cell, predict which of the four functions permute with their input.
 # The cell runs your `permutes_with_input` on them, with weights of its own.
 
-# %% code
+# %% code grader=skip
 torch.manual_seed(0)
 T, d = 5, 8
 X = torch.randn(T, d)                                              # (T, d)
