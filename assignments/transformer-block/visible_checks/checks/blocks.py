@@ -1,6 +1,8 @@
 # Copied from the course's grader by `course release`; edit the original, not this copy.
 """Checks for `blocks`: the decoder's sublayers (C6), norm placement (C7), and the pre-norm (B6)
 and post-norm (B7) blocks against torch's own encoder layer with the same weights."""
+import functools
+
 import numpy as np
 import torch
 

@@ -1,6 +1,8 @@
 # Copied from the course's grader by `course release`; edit the original, not this copy.
 """Checks for `mlp`: the position-wise MLP (B4) and SwiGLU with its hidden width (B5).
 C8 (why the nonlinearity is needed) is graded by hand."""
+import functools
+
 import numpy as np
 import torch
 
