@@ -115,7 +115,9 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     hide = sorted({REPO, repo.resolve(), submissions.resolve(), Path.home()})
     results: dict[str, dict] = {}
     # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
-    with Sandbox(Limits(timeout=timeout), preload=PRELOAD, hide=hide) as sandbox:
+    # A cell or check that runs past a third of the notebook's time is interrupted on its own.
+    limits = Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
+    with Sandbox(limits, preload=PRELOAD, hide=hide) as sandbox:
         env = pipeline.Env(a, sandbox, workers)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(_grade_safely, sid, folder, env): sid for sid, folder in students.items()}

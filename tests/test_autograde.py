@@ -115,6 +115,11 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     hog = torch.empty(10**11)
     return hog[: x.numel()].reshape(x.shape)
 """,
+    "loops": """
+def layer_norm(x, gamma, beta, eps=1e-5):
+    while True:
+        pass
+""",
     "loops_ignoring_signals": """
 import signal
 def layer_norm(x, gamma, beta, eps=1e-5):
@@ -165,8 +170,9 @@ def batch(tmp_path_factory, listener):
         f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {listener.port}), timeout=2).sendall(b'secret')\n"
         "except OSError:\n    pass"])
     write_submission(mixed / "x_top_level_loop", a, extra_cells=[
-        "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "import signal\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):\n    signal.signal(s, signal.SIG_IGN)\n"
         "while True:\n    pass"])
+    write_submission(mixed / "x_scratch_loop", a, extra_cells=["while True:\n    pass"])
     write_submission(mixed / "x_fork_bomb", a, extra_cells=[
         "import os\nfor _ in range(200):\n    try:\n        os.fork()\n    except OSError:\n        break"])
     tampered = write_submission(mixed / "x_tampered_tests", a)
@@ -223,6 +229,12 @@ def test_killing_forking_and_connecting_change_nothing(batch, listener):
     for name in ("x_kills_parent", "x_network", "x_fork_bomb"):
         assert students[name]["score"] == 100.0, (name, students[name]["flags"])
     assert listener.connections == 0
+
+
+def test_an_endless_scratch_cell_is_interrupted_and_costs_nothing(batch):
+    result = batch[1]["students"]["x_scratch_loop"]
+    assert result["score"] == 100.0
+    assert any("did not finish within" in error for error in result["load_errors"]["build"])
 
 
 def test_a_notebook_that_never_finishes_loses_only_itself(batch):

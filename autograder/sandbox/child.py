@@ -726,7 +726,34 @@ def _compile_cell(src: str, name: str):
         return compile(stripped, name, "exec", flags=flags, dont_inherit=True)
 
 
-def run_cells(cells: list, my_pid: int) -> tuple[dict, list[dict]]:
+class StepTimeout(BaseException):
+    """A cell or a request ran past its time: raised inside it by a timer (not an Exception, so a
+    plain ``except Exception`` in student code does not swallow it)."""
+
+
+class _time_limit:
+    """Interrupt the code run inside after ``seconds`` (0: no limit). Code that ignores or
+    replaces SIGALRM escapes this, and then only the session's wall-clock deadline stops it."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def _ring(self, signum, frame):
+        raise StepTimeout(f"did not finish within {self.seconds:g} s")
+
+    def __enter__(self):
+        if self.seconds > 0:
+            signal.signal(signal.SIGALRM, self._ring)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc):
+        if self.seconds > 0:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        return False
+
+
+def run_cells(cells: list, my_pid: int, step_timeout: float = 0) -> tuple[dict, list[dict]]:
     ns: dict = {"__name__": "__main__", "display": _display, "get_ipython": lambda: _NO_IPYTHON}
     report = []
     loop = None
@@ -735,13 +762,14 @@ def run_cells(cells: list, my_pid: int) -> tuple[dict, list[dict]]:
             if not isinstance(src, str):
                 raise TypeError("cell source is not text")
             code = _compile_cell(src, f"<cell {i}>")
-            if code.co_flags & inspect.CO_COROUTINE:
-                import asyncio
-                if loop is None:
-                    loop = asyncio.new_event_loop()
-                loop.run_until_complete(eval(code, ns))
-            else:
-                exec(code, ns)
+            with _time_limit(step_timeout):
+                if code.co_flags & inspect.CO_COROUTINE:
+                    import asyncio
+                    if loop is None:
+                        loop = asyncio.new_event_loop()
+                    loop.run_until_complete(eval(code, ns))
+                else:
+                    exec(code, ns)
             entry = {"ok": True}
         except BaseException as e:
             entry = {"ok": False, "error": describe(e)}
@@ -771,7 +799,9 @@ def _serve_session(ctx: Context, sock: socket.socket, setup_error: str | None) -
         except Exception:
             pass
     cells = header.get("cells") or []
-    ns, report = run_cells(cells, my_pid)
+    step_timeout = header.get("step_timeout")
+    step_timeout = float(step_timeout) if isinstance(step_timeout, (int, float)) and step_timeout > 0 else 0.0
+    ns, report = run_cells(cells, my_pid, step_timeout)
     try:
         frames.send_frame(sock, {"load_report": report})
     except frames.FrameError:
@@ -784,7 +814,8 @@ def _serve_session(ctx: Context, sock: socket.socket, setup_error: str | None) -
             _exit(0)
         _reap()
         try:
-            reply_header, reply_blobs = handler(ns, header, blobs)
+            with _time_limit(step_timeout):
+                reply_header, reply_blobs = handler(ns, header, blobs)
             parts = frames.encode(reply_header, list(reply_blobs or ()))
         except BaseException as e:
             parts = frames.encode({"error": describe(e)}, [])

@@ -49,6 +49,7 @@ class Limits:
     max_procs: int = 32          # RLIMIT_NPROC (counts only the session with a dedicated uid or user namespace)
     file_mb: int = 16            # RLIMIT_FSIZE
     output_mb: int = 64          # cap on the blob bytes one reply may carry
+    step_timeout: float = 10.0   # seconds one cell or one request may run before it is interrupted
 
 
 def _within(path: str, parent: str) -> bool:
@@ -375,7 +376,7 @@ class Session:
         return _describe_status(status, during, self._limits)
 
     def _load(self, cells: list[str]) -> None:
-        parts = frames.encode({"cells": cells})
+        parts = frames.encode({"cells": cells, "step_timeout": self._limits.step_timeout})
         with self._lock:
             header, _ = self._exchange(parts, "while running the notebook cells")
         if "setup_error" in header:
