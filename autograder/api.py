@@ -1,8 +1,10 @@
 """What the ``course`` command does, as functions (the command line only parses arguments).
 
-- ``release``: build the source notebooks and generate the student release with nbgrader
-- ``autograde``: grade a folder of submissions in sandboxed children, in parallel
-- ``grade``: grade one submission (optionally as Gradescope results)
+- ``release`` (and ``scheduled``, ``make_course``): build the source notebooks and generate the
+  student release with nbgrader
+- ``autograde``: grade a folder of submissions in sandboxed children, in parallel; ``write_csv``
+- ``grade``: grade one submission; ``gradescope``: its results in Gradescope's format
+- ``compare_nbgrader``: flag every check nbgrader's autograde scored differently
 """
 from __future__ import annotations
 
