@@ -151,13 +151,10 @@ def write_csv(results: dict, path: Path) -> None:
         out.writerow(["student", *qids, "score", "max_score", "status", "needs_manual_grade", "flags", "reason"])
         for sid, r in results["students"].items():
             q = r.get("questions", {})
-            out.writerow([sid, *[_cell(q.get(qid, {}).get("score")) for qid in qids], r["score"], r["max_score"],
+            scores = [q.get(qid, {}).get("score") for qid in qids]
+            out.writerow([sid, *["" if s is None else s for s in scores], r["score"], r["max_score"],
                           r["status"], " ".join(r.get("needs_manual_grade", [])), " | ".join(r.get("flags", [])),
                           r.get("reason") or ""])
-
-
-def _cell(score):
-    return "" if score is None else score
 
 
 def write_json(doc: dict, path: Path) -> None:

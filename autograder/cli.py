@@ -72,7 +72,7 @@ def _release(args) -> int:
 def _autograde(args) -> int:
     from tqdm import tqdm
 
-    submissions = args.submissions or _nbgrader_submitted(args.assignment)
+    submissions = args.submissions or REPO / "submitted"   # nbgrader's submitted/<student>/<assignment>/
     students = api.find_submissions(submissions)
     with tqdm(total=len(students), desc="grading", unit="submission", file=sys.stderr) as bar:
         results = api.autograde(args.assignment, submissions, args.workers, args.timeout,
@@ -101,11 +101,6 @@ def _grade(args) -> int:
     if args.gradescope:
         api.write_json(api.gradescope(result), args.gradescope)
     return 0
-
-
-def _nbgrader_submitted(assignment: str) -> Path:
-    """nbgrader's submitted/<student>/<assignment>/ is found through the student folders."""
-    return REPO / "submitted"
 
 
 def _checks(args) -> int:
