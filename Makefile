@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test browser release bench figures clean
+.PHONY: demo test test-fast browser release bench figures clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -16,6 +16,10 @@ demo: $(STAMP)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
+
+# The quick loop while working: everything but the suites marked slow.
+test-fast: $(STAMP) browser
+	$(BIN)/python -m pytest -m "not slow"
 
 # The page tests render feedback and the report in Debian's headless Chromium.
 browser:

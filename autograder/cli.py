@@ -11,7 +11,7 @@ import warnings
 from pathlib import Path
 
 from autograder import api
-from autograder.assignment import ASSIGNMENT, REPO
+from autograder.grader_side.assignment import ASSIGNMENT, REPO
 
 
 def main(argv=None) -> int:
@@ -77,15 +77,13 @@ def _autograde(args) -> int:
     with tqdm(total=len(students), desc="grading", unit="submission", file=sys.stderr) as bar:
         results = api.autograde(args.assignment, submissions, args.workers, args.timeout,
                                 progress=lambda sid: bar.update(1))
-    if args.compare_nbgrader:
-        api.compare_nbgrader(results, args.compare_nbgrader)
+    disagreements = api.compare_nbgrader(results, args.compare_nbgrader) if args.compare_nbgrader else {}
     api.write_json(results, args.out)
     if args.csv:
         api.write_csv(results, args.csv)
     print(summary(results))
     print(f"results: {args.out}" + (f", grades: {args.csv}" if args.csv else ""))
     if args.compare_nbgrader:
-        disagreements = results["nbgrader_disagreements"]
         print(f"nbgrader cross-check: {len(disagreements)} submission(s) scored differently"
               + "".join(f"\n  {sid}: " + "; ".join(lines) for sid, lines in disagreements.items()))
     return 0
@@ -104,7 +102,7 @@ def _grade(args) -> int:
 
 
 def _checks(args) -> int:
-    from autograder import checks
+    from autograder.grader_side import checks
 
     for c in checks.all_checks():
         print(f"{c.id:28} {c.points:>4g}  {'hidden ' if c.hidden else 'visible'}  {c.says}")
@@ -114,7 +112,7 @@ def _checks(args) -> int:
 def _demo(args) -> int:
     from tqdm import tqdm
 
-    from autograder import demo
+    from autograder.tooling import demo
 
     bar = None
 
@@ -134,14 +132,15 @@ def _demo(args) -> int:
     print(summary(results))
     ratio = results["nbgrader_seconds"] / max(results["seconds"], 1e-9)
     print(f"nbgrader autograde on the same class: {results['nbgrader_seconds']} s ({ratio:.0f}x slower); "
-          f"{len(results['nbgrader_disagreements'])} submission(s) where the two graders disagree")
+          f"{sum(1 for r in results['students'].values() if r.get('disagreements'))} submission(s) "
+          "where the two graders disagree")
     for name in ("results", "grades", "gradescope", "feedback", "report"):
         print(f"{name:>10}: {written[name]}")
     return 0
 
 
 def _mutants(args) -> int:
-    from autograder import mutants
+    from autograder.tooling import mutants
 
     graders = mutants.GRADERS if args.grader == "both" else (args.grader,)
     report = mutants.run(graders)
@@ -164,9 +163,9 @@ def _table(rows: list[list[str]]) -> str:
 
 def summary(results: dict) -> str:
     """A fixed-width table: one row per student, one column per question."""
-    from autograder import checks
+    from autograder.grader_side import contract
 
-    qids = [q for q, meta in checks.QUESTIONS.items() if not meta.manual]
+    qids = [q for q, meta in contract.QUESTIONS.items() if not meta.manual]
     rows = [["student", *qids, "total", "status"]]
     for sid, r in results["students"].items():
         q = r.get("questions", {})

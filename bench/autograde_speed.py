@@ -20,9 +20,9 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from autograder import api  # noqa: E402
-from autograder.assignment import Assignment  # noqa: E402
-from autograder.misconceptions import catalogue, edits  # noqa: E402
-from autograder.sampleclass import write_submission  # noqa: E402
+from autograder.grader_side.assignment import Assignment  # noqa: E402
+from autograder.grader_side.misconceptions import catalogue, edits  # noqa: E402
+from autograder.tooling.sampleclass import write_submission  # noqa: E402
 
 
 def make_class(root: Path, students: int) -> Assignment:

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from autograder import api
-from autograder.assignment import Assignment
+from autograder.grader_side.assignment import Assignment
 
 
 @pytest.fixture(scope="session")
@@ -20,3 +20,26 @@ def course(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def assignment(course) -> Assignment:
     return Assignment(repo=course)
+
+
+SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "results.schema.json"
+
+
+def validate_results(doc: dict) -> dict:
+    """``doc`` checked against the results schema (raises with the first violation)."""
+    import json
+
+    import jsonschema
+
+    jsonschema.validate(doc, json.loads(SCHEMA.read_text()))
+    return doc
+
+
+@pytest.fixture(autouse=True)
+def every_results_document_follows_the_schema(monkeypatch):
+    """Every results document a test produces through ``api.autograde`` is validated."""
+    real = api.autograde
+
+    def autograde(*args, **kwargs):
+        return validate_results(real(*args, **kwargs))
+    monkeypatch.setattr(api, "autograde", autograde)

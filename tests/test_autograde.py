@@ -11,14 +11,13 @@ import socket
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 import nbformat
 import pytest
 
 from autograder import api
-from autograder.assignment import REPO
-from autograder.sampleclass import solved, write_submission
+from autograder.grader_side.assignment import REPO, solved
+from autograder.tooling.sampleclass import write_submission
 
 TIMEOUT = 15.0
 WRONG = ("B1-sample-variance", "B6-no-causal-mask", "B7-pre-norm-wiring")   # catalogued wrong answers
@@ -144,8 +143,8 @@ def listener():
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory, listener):
     """(honest-only folder, mixed folder): the same honest submissions in both."""
-    from autograder.assignment import Assignment
-    from autograder.misconceptions import catalogue, edits
+    from autograder.grader_side.assignment import Assignment
+    from autograder.grader_side.misconceptions import catalogue, edits
 
     a = Assignment()
     honest_dir, mixed = tmp_path_factory.mktemp("honest"), tmp_path_factory.mktemp("mixed")
@@ -201,7 +200,7 @@ def test_honest_scores_do_not_change_when_hostile_submissions_share_the_batch(ba
         result, question = alone["students"][f"wrong_{entry.lower()}"], entry[:2]
         lost = result["questions"][question]["max_score"] - result["questions"][question]["score"]
         assert lost > 0 and result["score"] == 100 - lost
-        assert result["questions"][question]["misconception"] == entry
+        assert result["questions"][question]["misconception"]["id"] == entry
     for sid, result in alone["students"].items():
         assert mixed["students"][sid]["score"] == result["score"]
         assert mixed["students"][sid]["questions"] == result["questions"]
@@ -278,7 +277,7 @@ def test_results_follow_the_documented_shape(batch):
 
 def test_the_command_line_writes_results_and_csv_and_exits_0(batch, tmp_path):
     submissions = tmp_path / "class"
-    from autograder.assignment import Assignment
+    from autograder.grader_side.assignment import Assignment
     write_submission(submissions / "only", Assignment())
     out, grades = tmp_path / "r.json", tmp_path / "g.csv"
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "autograde", "transformer-block", "--submissions",

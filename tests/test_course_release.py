@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 
 from autograder import api
-from autograder.assignment import REPO
+from autograder.grader_side.assignment import REPO
 
 
 @pytest.fixture()
 def repo(tmp_path) -> Path:
     """A small committed copy of the course repository."""
     shutil.copytree(REPO / "solutions", tmp_path / "solutions",
-                    ignore=shutil.ignore_patterns("__pycache__", "visible_checks"))
+                    ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(REPO / "course", tmp_path / "course", ignore=shutil.ignore_patterns("figures"))
     shutil.copy(REPO / "nbgrader_config.py", tmp_path)
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]

@@ -11,16 +11,16 @@ from collections import Counter
 
 import pytest
 
-from autograder import checks
-from autograder.assignment import Assignment
-from autograder.bridge import check as run_check
-from autograder.misconceptions import catalogue, edits, variants
-from autograder.sampleclass import trusted_namespace
-from autograder.student import CheckFailed
+from autograder.grader_side import checks, contract
+from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.in_kernel import hidden_check as run_check
+from autograder.grader_side.misconceptions import catalogue, edits, variants
+from autograder.student_side.student import CheckFailed
+from autograder.tooling.sampleclass import trusted_namespace
 
 ENTRIES = catalogue()
 VARIANTS = variants()
-AUTOGRADED = [qid for qid, q in checks.QUESTIONS.items() if not q.manual]
+AUTOGRADED = [qid for qid, q in contract.QUESTIONS.items() if not q.manual]
 
 # Known gaps, reported to the lead: the entry (or variant) stays in the catalogue and is expected to
 # misbehave until the check is changed. strict=True makes the test fail once a check is fixed, so
@@ -40,7 +40,7 @@ def course_assignment() -> Assignment:
 
 
 def _notebook(entry) -> str:
-    return checks.QUESTIONS[entry.question].notebook
+    return contract.QUESTIONS[entry.question].notebook
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,7 @@ def test_every_autograded_question_has_entries_and_variants():
         assert wrong_per_question[qid] >= 3, f"{qid}: only {wrong_per_question[qid]} misconceptions"
         assert variants_per_question[qid] >= 2, f"{qid}: only {variants_per_question[qid]} variants"
     assert len(ENTRIES) >= 45
-    manual = {qid for qid, q in checks.QUESTIONS.items() if q.manual}
+    manual = {qid for qid, q in contract.QUESTIONS.items() if q.manual}
     assert not manual & {e.question for e in ENTRIES + VARIANTS}, "manual questions have no checks to lose"
 
 

@@ -4,7 +4,10 @@ both, every correct variant keeps full marks in both, and every check is failed 
 catalogued wrong answer (so no check is one that cannot fail)."""
 import pytest
 
-from autograder import checks, mutants
+from autograder.grader_side import contract
+from autograder.tooling import mutants
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +31,7 @@ def test_every_check_fails_on_some_catalogued_wrong_answer(report, grader):
 
 
 def test_the_catalogue_covers_every_question(report):
-    autograded = [q for q, meta in checks.QUESTIONS.items() if not meta.manual]
+    autograded = [q for q, meta in contract.QUESTIONS.items() if not meta.manual]
     for qid in autograded:
         assert sum(e.question == qid for e in report.entries) >= 3, qid
         assert sum(v.question == qid for v in report.variants) >= 2, qid

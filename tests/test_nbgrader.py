@@ -5,7 +5,10 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import api
-from autograder.sampleclass import solved, write_submission
+from autograder.grader_side.assignment import solved
+from autograder.tooling.sampleclass import write_submission
+
+pytestmark = pytest.mark.slow
 
 HIJACK = """
 import numpy

@@ -26,9 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from autograder import api, checks, feedback, misconceptions, report
-from autograder.assignment import REPO
-from autograder.sampleclass import write_submission
+from autograder import api
+from autograder.grader_side import checks, contract, misconceptions
+from autograder.grader_side.assignment import REPO
+from autograder.reports import feedback, report
+from autograder.tooling.sampleclass import write_submission
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -44,7 +46,7 @@ def _wrong(assignment, entry_ids) -> dict[str, str]:
     edits = {}
     for entry_id in entry_ids:
         entry = entries[entry_id]
-        notebook = checks.QUESTIONS[entry.question].notebook
+        notebook = contract.QUESTIONS[entry.question].notebook
         source = {c.grade_id: c.source for c in assignment.cells(notebook)}
         edits.update(misconceptions.edits(entry, source[entry.cell]))
     return edits
@@ -145,8 +147,8 @@ def test_the_class_covers_every_kind_of_page(graded):
     assert set(students) == {"reference", "untouched", "sample_variance", "unreadable", INJECTED}
     assert students["reference"]["score"] == students["reference"]["max_score"]
     assert students["unreadable"]["status"] == "failed" and students["unreadable"]["reason"]
-    assert students["sample_variance"]["questions"]["B1"]["misconception"] == "B1-sample-variance"
-    assert students[INJECTED]["questions"]["B1"]["misconception"] == "B1-eps-outside-sqrt"
+    assert students["sample_variance"]["questions"]["B1"]["misconception"]["id"] == "B1-sample-variance"
+    assert students[INJECTED]["questions"]["B1"]["misconception"]["id"] == "B1-eps-outside-sqrt"
     assert students[INJECTED]["score"] < students[INJECTED]["max_score"]
 
 
@@ -183,8 +185,8 @@ def test_everything_from_the_results_is_escaped():
     evil = "<script>alert(1)</script>"
     result = {"status": "graded", "reason": evil, "score": 1.0, "max_score": 8.0,
               "flags": [evil], "load_errors": {"build": [evil]}, "needs_manual_grade": ["C8"],
-              "questions": {"B1": {"score": 1.0, "max_score": 8.0, "misconception": evil,
-                                   "feedback": [f"{feedback.MISTAKE_PREFIX}{evil} Hint: {evil}"],
+              "questions": {"B1": {"score": 1.0, "max_score": 8.0, "misconception": {"id": evil, "description": evil, "hint": evil},
+                                   "feedback": [f"This looks like a known mistake: {evil} Hint: {evil}"],
                                    "checks": [{"id": evil, "score": 0.0, "max_score": 7.0, "hidden": True,
                                                "passed": False, "message": f"`{evil}` {evil}"}]},
                             "C8": {"score": None, "max_score": 4.0, "manual": True, "misconception": None,
@@ -193,7 +195,7 @@ def test_everything_from_the_results_is_escaped():
     assert "<script" not in page.lower()
     assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 8
     results = {"assignment": evil, "isolation": {evil: [evil]}, "workers": 1, "seconds": 1.0,
-               "students": {evil: result}, "nbgrader_disagreements": {evil: [evil]}}
+               "students": {evil: {**result, "disagreements": [evil]}}}
     with tempfile.TemporaryDirectory() as tmp:
         text = report.write_report(results, Path(tmp)).read_text()
     assert "<script" not in text.lower() and "&lt;script&gt;" in text

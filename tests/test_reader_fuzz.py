@@ -6,8 +6,8 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder.assignment import Assignment
-from autograder.pipeline import Submission, program, read, tamper
+from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.pipeline import Submission, program, read, tamper
 
 ASSIGNMENT = Assignment()
 

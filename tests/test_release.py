@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from autograder import api, checks
-from autograder.assignment import REPO
+from autograder import api
+from autograder.grader_side import checks
+from autograder.grader_side.assignment import REPO
 
 NOTEBOOKS = ("concepts", "build")
 
@@ -29,6 +30,16 @@ def test_committed_release_is_what_course_release_makes(course):
     assert fresh.keys() == committed.keys()
     changed = [name for name in fresh if fresh[name] != committed[name]]
     assert not changed, f"stale release files {changed}: run `course release` and commit assignments/"
+
+
+def test_every_other_release_file_is_a_verbatim_copy_of_its_source():
+    """Besides the notebooks, students get exactly the files of the repository: nothing generated."""
+    release, source = REPO / "assignments" / "transformer-block", REPO / "solutions" / "transformer-block"
+    others = {name: data for name, data in _files(release).items() if not name.endswith(".ipynb")}
+    assert "student_side/checks/norms.py" in others
+    for name, data in others.items():
+        assert data == (source / name).read_bytes(), f"{name} differs from solutions/transformer-block/{name}"
+    assert (REPO / "autograder" / "student_side").resolve() == (source / "student_side").resolve()
 
 
 def _release_text() -> str:

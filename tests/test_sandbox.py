@@ -15,9 +15,14 @@ import time
 
 import pytest
 
-from autograder.sandbox import ChildDied, Limits, Sandbox, SandboxError
-from autograder.sandbox import child as sandbox_child
-from autograder.sandbox import frames
+from autograder.grader_side.sandbox import (
+    ChildDied,
+    Limits,
+    Sandbox,
+    SandboxError,
+    frames,
+)
+from autograder.grader_side.sandbox import child as sandbox_child
 
 HANDLER = "tests.sandbox_echo_handler:serve"
 LIMITS = Limits(timeout=2.0, memory_mb=256, cpu_seconds=20, max_procs=32, file_mb=4, output_mb=1)

@@ -11,7 +11,7 @@ from torch import Tensor
 
 # The probe functions of the permutation question are not secret: the grader builds them next to
 # student code too, so they live with the grader.
-from autograder.probes import rowwise_mlp, self_attention  # noqa: F401
+from autograder.student_side.callables import rowwise_mlp, self_attention  # noqa: F401
 
 SENTENCES = ("dog bites man", "man bites dog")
 

@@ -30,7 +30,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from visible_checks import check, ready
+from student_side import check, ready
 
 _ = torch.manual_seed(0)  # the same random draws as the reference run
 

@@ -26,7 +26,7 @@ import math
 
 import torch
 
-from visible_checks import check, ready
+from student_side import check, ready
 
 # %% md
 # ## C1 · Word order and position vectors (8 points)

@@ -1,0 +1,139 @@
+"""Runs one grader request against a submission's namespace, next to the submission.
+
+This module is imported where student code runs: in a sandboxed child (``course autograde``)
+or in the notebook's own kernel (nbgrader's hidden tests and the visible checks). It needs only
+torch and numpy, knows no answers, and returns plain data: the grader compares elsewhere.
+
+Requests (``header["op"]``):
+- ``call``: ``ns[name](*args, **kwargs)``
+- ``module``: build ``ns[name](*args, **kwargs)``, load ``state`` strictly (if given), then run each
+  of ``forwards`` (a list of ``{"args", "kwargs"}``) under no_grad; the reply is the list of outputs
+- ``params``: build the module and list its parameters as ``{name: shape}``
+- ``value``: ``ns[name]``
+Arguments may hold ``{"__function__": spec}`` items, rebuilt as functions by ``callables.build``.
+``forbid`` lists builtins the student's code must not reach (see ``FORBIDDEN``); the reply says
+which of them it did reach.
+"""
+from __future__ import annotations
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from . import callables, wire
+
+# Builtins a question asks students not to call, by the name the grader uses for them.
+FORBIDDEN = {
+    "layer_norm": {"layer_norm", "native_layer_norm"},
+    "rms_norm": {"rms_norm", "_fused_rms_norm"},
+}
+FORBIDDEN_MODULES = {
+    "transformer": ("TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+                    "TransformerDecoder", "Transformer"),
+}
+MAX_ERROR = 300
+
+
+class _Tripwire(TorchFunctionMode):
+    """Records the torch functions reached while student code runs."""
+
+    def __init__(self, watched: set[str]):
+        super().__init__()
+        self.watched, self.seen = watched, set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "")
+        if name in self.watched:
+            self.seen.add(name)
+        return func(*args, **(kwargs or {}))
+
+
+def serve(ns: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
+    """Answer one request; every failure becomes ``{"ok": False, "error": ...}``."""
+    forbid = [f for f in header.get("forbid", []) if f in FORBIDDEN or f in FORBIDDEN_MODULES]
+    reached: set[str] = set()
+    try:
+        name = header["name"]
+        if name not in ns:
+            return {"ok": False, "missing": True, "error": f"NameError: name {name!r} is not defined"}, []
+        op = header["op"]
+        if op == "value":
+            value = ns[name]
+        else:
+            args = _materialize(wire.unpack(header.get("args", []), blobs, tensors=True))
+            kwargs = _materialize(wire.unpack(header.get("kwargs", {}), blobs, tensors=True))
+            if op == "call":
+                value = _watch(forbid, reached, lambda: ns[name](*args, **kwargs))
+            elif op == "module":
+                value = _run_module(_build(ns[name], args, kwargs), header, blobs, forbid, reached)
+            elif op == "params":
+                value = {k: list(p.shape) for k, p in _build(ns[name], args, kwargs).named_parameters()}
+            else:
+                raise ValueError(f"unknown op {op!r}")
+        packed, out = wire.pack(value)
+        return {"ok": True, "value": packed, "forbidden": sorted(reached)}, out
+    except BaseException as exc:  # student code may raise anything, SystemExit included
+        message = f"{type(exc).__name__}: {exc}"[:MAX_ERROR]
+        return {"ok": False, "error": message, "forbidden": sorted(reached)}, []
+
+
+def _build(cls, args, kwargs):
+    """``cls(*args, **kwargs)`` with its own initial weights the same on every run and in every
+    process (a fixed seed, without touching the caller's random state)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        return cls(*args, **kwargs)
+
+
+def _run_module(module, header, blobs, forbid, reached):
+    state = wire.unpack(header.get("state"), blobs, tensors=True)
+    if state is not None:
+        module.load_state_dict(state, strict=True)
+    module.eval()
+    for banned in forbid:
+        for sub in module.modules():
+            if type(sub).__name__ in FORBIDDEN_MODULES.get(banned, ()):
+                reached.add(banned)
+    forwards = _materialize(wire.unpack(header.get("forwards", []), blobs, tensors=True))
+    with torch.no_grad():
+        return [_watch(forbid, reached, lambda: module(*f.get("args", []), **f.get("kwargs", {})))
+                for f in forwards]
+
+
+def _watch(forbid, reached, run):
+    """Run ``run()`` with a tripwire on the forbidden builtins; record which were reached."""
+    watched = set().union(*(FORBIDDEN.get(f, set()) for f in forbid)) if forbid else set()
+    banned_classes = [getattr(torch.nn, c) for f in forbid for c in FORBIDDEN_MODULES.get(f, ())]
+    originals = {cls: cls.forward for cls in banned_classes}
+
+    def trip(banned):
+        def forward(*a, **k):
+            reached.add(banned)
+            raise RuntimeError(f"this question asks you not to use torch.nn.{banned}-style modules")
+        return forward
+
+    for cls in banned_classes:
+        cls.forward = trip(next(f for f in forbid if cls.__name__ in FORBIDDEN_MODULES.get(f, ())))
+    try:
+        if not watched:
+            return run()
+        mode = _Tripwire(watched)
+        with mode:
+            result = run()
+        for banned in forbid:
+            if mode.seen & FORBIDDEN.get(banned, set()):
+                reached.add(banned)
+        return result
+    finally:
+        for cls, forward in originals.items():
+            cls.forward = forward
+
+
+def _materialize(value):
+    """Replace ``{"__function__": spec}`` items with the functions they describe."""
+    if isinstance(value, dict):
+        if "__function__" in value:
+            return callables.build(_materialize(value["__function__"]))
+        return {k: _materialize(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_materialize(v) for v in value]
+    return value

@@ -1,0 +1,99 @@
+"""The grader's handle on a submission: ask it to run something, get plain data back.
+
+Checks talk to a ``Student``; how the request reaches the student's code is the transport's
+business: a sandboxed child process (``course autograde``) or the notebook's own namespace
+(nbgrader hidden tests, visible checks). Both go through ``wire`` and ``server.serve``, so a
+check sees the same numpy arrays either way.
+"""
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+from . import wire
+
+Transport = Callable[[dict, list], tuple]
+
+
+class CheckFailed(AssertionError):
+    """A check did not pass; the message is written for the student."""
+
+
+class StudentCrashed(Exception):
+    """The process running the submission died; the grader restarts it for the next check."""
+
+
+def function_arg(kind: str, **weights) -> dict:
+    """A function argument for student code, rebuilt next to it by ``callables.build``."""
+    return {"__function__": {"kind": kind, **weights}}
+
+
+class Student:
+    def __init__(self, transport: Transport):
+        self._send = transport
+        # Every reply in order (values, or ("raised" | "forbidden" | "missing", what)), to match misconceptions.
+        self.replies: list = []
+
+    def call(self, name: str, *args, forbid: tuple[str, ...] = (), **kwargs):
+        """``name(*args, **kwargs)`` in the submission; arrays come back as numpy arrays."""
+        return self._ask({"op": "call", "name": name, "forbid": list(forbid)},
+                         {"args": list(args), "kwargs": kwargs}, name)
+
+    def module(self, name: str, args=(), kwargs=None, state=None, forwards=(), forbid: tuple[str, ...] = ()):
+        """Build ``name(*args, **kwargs)``, load ``state`` strictly (unless None), and return the
+        outputs of ``module(*a, **k)`` for each ``(a, k)`` in ``forwards``."""
+        return self._ask({"op": "module", "name": name, "forbid": list(forbid)},
+                         {"args": list(args), "kwargs": kwargs or {}, "state": state,
+                          "forwards": [{"args": list(a), "kwargs": k} for a, k in forwards]}, name)
+
+    def params(self, name: str, *args, **kwargs) -> dict:
+        """``{parameter name: shape}`` of the module ``name(*args, **kwargs)``."""
+        return self._ask({"op": "params", "name": name}, {"args": list(args), "kwargs": kwargs}, name)
+
+    def error(self, name: str, *args, **kwargs) -> str | None:
+        """The error ``name(*args, **kwargs)`` raises in the submission ("ValueError: ..."), or None."""
+        try:
+            self.call(name, *args, **kwargs)
+        except CheckFailed as exc:
+            if "is not defined" in str(exc) or "TODO box" in str(exc):   # missing, or still the stub
+                raise
+            return str(exc).partition(" raised ")[2] or str(exc)
+        return None
+
+    def value(self, name: str):
+        """The value the submission gave the variable ``name``."""
+        return self._ask({"op": "value", "name": name}, {}, name)
+
+    def _ask(self, header: dict, fields: dict, name: str):
+        blobs: list[bytes] = []
+        for key, value in fields.items():
+            header[key], _ = wire.pack(value, blobs)
+        reply, reply_blobs = self._send(header, blobs)
+        if not isinstance(reply, dict):
+            raise CheckFailed(f"the grader could not read what `{name}` returned")
+        if reply.get("missing"):
+            self.replies.append(("missing", name))
+            raise CheckFailed(f"`{name}` is not defined: run the cell that defines it, and keep the name exactly as given")
+        if not reply.get("ok"):
+            error = str(reply.get("error"))[:300]
+            self.replies.append(("raised", error.partition(":")[0]))
+            raise CheckFailed(f"`{name}` raised {error}")
+        for banned in reply.get("forbidden") or []:
+            self.replies.append(("forbidden", banned))
+            raise CheckFailed(f"`{name}` reaches torch's built-in {banned}; this question asks you to write it yourself")
+        try:
+            value = wire.unpack(reply.get("value"), reply_blobs)
+        except wire.WireError as exc:
+            raise CheckFailed(f"`{name}` returned something that is not plain data ({exc})") from None
+        self.replies.append(value)
+        return value
+
+
+def in_process(ns: dict) -> Transport:
+    """Serve requests from a namespace in this process (a notebook kernel)."""
+    from . import server
+
+    def send(header, blobs):
+        header = json.loads(json.dumps(header))   # the same plain data a child would receive
+        return server.serve(ns, header, blobs)
+    return send

@@ -1,0 +1,128 @@
+"""Where the course's files are, and what the trusted source notebooks say.
+
+The grader never takes a submission's word for which cells are tests, how many points they
+carry, or what the given code is: it reads that here, from ``solutions/<assignment>/``.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import nbformat
+
+from autograder.grader_side import contract
+
+REPO = Path(__file__).resolve().parents[2]   # the checkout: autograder/grader_side/assignment.py
+ASSIGNMENT = "transformer-block"
+NOTEBOOKS = ("concepts", "build")
+
+
+class CourseError(RuntimeError):
+    """A usage or set-up error (not a submission's fault); the message says what to do."""
+
+
+@dataclass(frozen=True)
+class SourceCell:
+    grade_id: str
+    cell_type: str
+    source: str
+    grade: bool
+    locked: bool
+    solution: bool
+    points: float | None
+    skip_when_grading: bool = False
+
+
+@dataclass
+class Assignment:
+    """The source (nbgrader's solutions/) of one problem set."""
+    name: str = ASSIGNMENT
+    repo: Path = REPO
+    notebooks: tuple[str, ...] = NOTEBOOKS
+    _cells: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def source_dir(self) -> Path:
+        return self.repo / "solutions" / self.name
+
+    @property
+    def release_dir(self) -> Path:
+        return self.repo / "assignments" / self.name
+
+    def cells(self, notebook: str, released: bool = False) -> list[SourceCell]:
+        """The source (or, with ``released``, the release) notebook's cells, in order (read once)."""
+        folder = self.release_dir if released else self.source_dir
+        key = (notebook, released)
+        if key not in self._cells:
+            path = folder / f"{notebook}.ipynb"
+            if not path.exists():
+                raise CourseError(f"{path} is missing: run `course release {self.name}` first")
+            nb = json.loads(path.read_text())
+            self._cells[key] = [_source_cell(c) for c in nb["cells"]]
+        return self._cells[key]
+
+    def tests(self, notebook: str) -> dict[str, SourceCell]:
+        """Graded code cells (the checks) by grade_id, as the students received them."""
+        return {c.grade_id: c for c in self.cells(notebook, released=True) if c.grade and c.cell_type == "code"}
+
+    def given(self, notebook: str) -> dict[str, SourceCell]:
+        """Read-only code cells that are not tests (imports, given helpers), by grade_id."""
+        return {c.grade_id: c for c in self.cells(notebook, released=True)
+                if c.locked and not c.grade and c.cell_type == "code"}
+
+    @cached_property
+    def max_score(self) -> float:
+        return float(sum(q.points for q in contract.QUESTIONS.values() if not q.manual))
+
+
+def _source_cell(cell: dict) -> SourceCell:
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+    return SourceCell(meta.get("grade_id", ""), cell["cell_type"], source, bool(meta.get("grade")),
+                      bool(meta.get("locked")), bool(meta.get("solution")), meta.get("points"),
+                      bool(cell.get("metadata", {}).get("course", {}).get("skip_when_grading")))
+
+
+# ---- notebooks filled from the source ---------------------------------------------------------
+
+MARKER = re.compile(r"^[ \t]*### (BEGIN|END) SOLUTION[ \t]*\n?", re.M)
+REGION = re.compile(r"([ \t]*)### BEGIN SOLUTION[ \t]*\n(.*?)^[ \t]*### END SOLUTION[ \t]*\n?", re.S | re.M)
+
+
+def solved(source: str) -> str:
+    """A solution cell as the student would leave it: the solution kept, the markers gone."""
+    return MARKER.sub("", source)
+
+
+def replace_region(source: str, body: str) -> str:
+    """The solution cell ``source`` with its single solution region replaced by ``body``."""
+    regions = REGION.findall(source)
+    if len(regions) != 1:
+        raise ValueError(f"expected one solution region, found {len(regions)}: give the whole cell instead")
+    indent = regions[0][0]
+    body = "".join(indent + line if line.strip() else line for line in body.strip("\n").splitlines(True)) + "\n"
+    return REGION.sub(lambda m: body, source, count=1)
+
+
+def notebook(a: Assignment, name: str, edits: dict[str, str] | None = None,
+             extra_cells: list[str] = (), untouched: bool = False) -> nbformat.NotebookNode:
+    """The release notebook ``name`` as a student would submit it.
+
+    ``edits`` maps a solution cell's grade_id to the code the student wrote there (default: the
+    source's solution); ``extra_cells`` are appended as scratch cells; ``untouched`` keeps the stubs.
+    """
+    edits = edits or {}
+    release = nbformat.read(a.release_dir / f"{name}.ipynb", as_version=4)
+    source = {c.grade_id: c for c in a.cells(name)}
+    for cell in release.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        gid = meta.get("grade_id")
+        if untouched or not meta.get("solution"):
+            continue
+        cell.source = edits.get(gid, solved(source[gid].source))
+    for code in extra_cells:
+        release.cells.append(nbformat.v4.new_code_cell(code))
+    return release

@@ -1,0 +1,55 @@
+"""Checks for `mlp`: the position-wise MLP (B4) and SwiGLU with its hidden width (B5).
+C8 (why the nonlinearity is needed) is graded by hand."""
+import functools
+
+import torch
+
+from autograder.student_side.checks import check, expect, expect_close, seeded
+from solutions.reference import mlp as ref
+
+
+@functools.lru_cache(maxsize=None)
+def _reference(cls, seed, *args):
+    """A reference module with seeded random weights, and its state_dict (made once per run)."""
+    module = seeded(cls(*args), seed)
+    return module, module.state_dict()
+
+
+def _x(shape, seed, scale=4.0):
+    """Large enough inputs that GELU's curved region (where approximations differ) is used."""
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed)) * scale
+
+
+@check("B4", points=3, hidden=True,
+       says="MLP with exact GELU matches the reference with random weights, d_ff other than 4d, batched inputs")
+def test_B4_gelu(student):
+    for seed, (d, d_ff, shape) in enumerate([(8, None, (5, 8)), (12, 20, (2, 3, 12)), (6, 50, (4, 6))]):
+        module, state = _reference(ref.MLP, 800 + seed, d, d_ff, "gelu")
+        x = _x(shape, seed)
+        (got,) = student.module("MLP", (d, d_ff, "gelu"), state=state, forwards=[((x,), {})])
+        expect_close(got, module(x), f"MLP({d}, {d_ff}, 'gelu') on an input of shape {shape}")
+
+
+@check("B4", points=2, hidden=True, says="MLP with activation='relu' matches the reference")
+def test_B4_relu(student):
+    module, state = _reference(ref.MLP, 850, 10, 24, "relu")
+    x = _x((3, 4, 10), 1)
+    (got,) = student.module("MLP", (10, 24), {"activation": "relu"}, state=state, forwards=[((x,), {})])
+    expect_close(got, module(x), "MLP(10, 24, activation='relu') on an input of shape (3, 4, 10)")
+
+
+@check("B5", points=1, hidden=True, says="swiglu_hidden_dim for other widths and multiple_of values")
+def test_B5_hidden_dim_random(student):
+    for d, multiple in [(1000, 64), (333, 32), (96, 1), (4096, 1024)]:
+        got = student.call("swiglu_hidden_dim", d, multiple_of=multiple)
+        want = ref.swiglu_hidden_dim(d, multiple_of=multiple)
+        expect(got == want, f"swiglu_hidden_dim({d}, multiple_of={multiple}) should be {want}, got {got!r}")
+
+
+@check("B5", points=4, hidden=True, says="SwiGLU matches w2(silu(w1 x) * w3 x) with random weights on batched inputs")
+def test_B5_forward(student):
+    for seed, (d, d_ff, shape) in enumerate([(8, 16, (5, 8)), (12, 30, (2, 3, 12))]):
+        module, state = _reference(ref.SwiGLU, 900 + seed, d, d_ff)
+        x = _x(shape, 10 + seed, scale=2.0)
+        (got,) = student.module("SwiGLU", (d, d_ff), state=state, forwards=[((x,), {})])
+        expect_close(got, module(x), f"SwiGLU({d}, {d_ff}) on an input of shape {shape}")

@@ -1,0 +1,44 @@
+"""Checks for `params`: where the weights sit (C3), attention vs MLP weights (C4) and the full
+parameter budget of a decoder-only model (B8)."""
+import random
+
+from autograder.student_side.checks import check, expect, expect_answer
+from autograder.student_side.checks.params import _expect_counts
+from solutions.reference import params as ref
+
+
+@check("C3", points=2, hidden=True, says="q3_most_weights names the sublayer that holds most of a block's weights")
+def test_C3_answer(student):
+    expect_answer(student.value("q3_most_weights"), ref.MOST_WEIGHTS, ref.MOST_WEIGHTS_WRONG, "q3_most_weights")
+
+
+@check("C4", points=2, hidden=True, says="attention_weights and mlp_weights for other widths, with and without d_ff")
+def test_C4_counts(student):
+    for d, d_ff in [(768, None), (96, 200), (5, 7)]:
+        got = student.call("attention_weights", d)
+        expect(got == ref.attention_weights(d), f"attention_weights({d}) should be {ref.attention_weights(d)}, got {got!r}")
+        args = (d,) if d_ff is None else (d, d_ff)
+        got = student.call("mlp_weights", *args)
+        want = ref.mlp_weights(*args)
+        expect(got == want, f"mlp_weights{args if d_ff else f'({d})'} should be {want}, got {got!r}")
+
+
+@check("C4", points=2, hidden=True, says="q4_ratio is the ratio of MLP to attention weights")
+def test_C4_ratio(student):
+    value = student.value("q4_ratio")
+    expect(isinstance(value, (int, float)) and not isinstance(value, bool), "q4_ratio: give a number")
+    expect(abs(value - ref.RATIO) < 1e-9, "q4_ratio: that is not the MLP / attention ratio")
+
+
+@check("B8", points=2, hidden=True, says="count_parameters on Llama 2 7B (RMSNorm, SwiGLU, no biases, untied)")
+def test_B8_llama2_7b(student):
+    _expect_counts(student, ref.LLAMA2_7B, ref.count_parameters(ref.LLAMA2_7B), "Llama 2 7B")
+
+
+@check("B8", points=5, hidden=True,
+       says="count_parameters on random configs (every norm, MLP, bias and tying choice) equals a built model's count")
+def test_B8_random_configs(student):
+    rng = random.Random(8)
+    for _ in range(12):
+        config = ref.random_config(rng)
+        _expect_counts(student, config, ref.count_parameters(config), f"the config {config}")

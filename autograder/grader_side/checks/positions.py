@@ -1,0 +1,63 @@
+"""Checks for `positions`: why attention needs positions and the sinusoidal table (C1)."""
+import math
+
+import numpy as np
+import torch
+
+from autograder.student_side.checks import check, expect, expect_close, normalize
+from autograder.student_side.student import function_arg
+from solutions.reference import positions as ref
+
+
+@check("C1", points=2, hidden=True, says="q1_sentences holds the two sentences that lose their difference")
+def test_C1_sentences(student):
+    value = student.value("q1_sentences")
+    expect(isinstance(value, list) and len(value) == 2 and all(isinstance(s, str) for s in value),
+           "q1_sentences: give a list (or tuple) of exactly two strings")
+    expect({normalize(s) for s in value} == {normalize(s) for s in ref.SENTENCES},
+           "q1_sentences: these are not the two sentences of the lesson's example")
+
+
+@check("C1", points=1, hidden=True, says="sinusoidal_positions matches the formula for other lengths and widths")
+def test_C1_positions_random(student):
+    for n, d in [(7, 16), (50, 64), (1, 2), (10, 6)]:
+        expect_close(student.call("sinusoidal_positions", n, d), ref.sinusoidal_positions(n, d),
+                     f"sinusoidal_positions({n}, {d})")
+
+
+@check("C1", points=1, hidden=True, says="sinusoidal_positions raises ValueError for an odd width")
+def test_C1_odd_width(student):
+    error = student.error("sinusoidal_positions", 5, 7)
+    expect(error is not None and error.startswith("ValueError"),
+           "sinusoidal_positions(5, 7) should raise ValueError: sin/cos pairs need an even d")
+
+
+def _permutation_probes(seed):
+    """The lesson's four functions with random weights, one that only reorders rows, and the answers."""
+    g = torch.Generator().manual_seed(seed)
+    T, d = 6, 8
+    w = lambda: torch.randn(d, d, generator=g) / math.sqrt(d)
+    attention = dict(wq=w(), wk=w(), wv=w())
+    return torch.randn(T, d, generator=g), torch.randperm(T, generator=g), [
+        ("unmasked self-attention", function_arg("attention", **attention, causal=False, positions=None), True),
+        ("self-attention on X + positions",
+         function_arg("attention", **attention, causal=False, positions=torch.randn(T, d, generator=g)), False),
+        ("causal self-attention", function_arg("attention", **attention, causal=True, positions=None), False),
+        ("a row-wise MLP", function_arg("rowwise_mlp", w1=w(), w2=w()), True),
+        # Same values, other order: tells a row-by-row comparison from one that ignores order.
+        ("a function that shifts the rows by one", function_arg("roll_rows"), False),
+    ]
+
+
+@check("C1", points=2, hidden=True,
+       says="permutes_with_input gives the right answer for attention with and without positions or a causal "
+            "mask, for a row-wise MLP, and for a function that only reorders rows")
+def test_C1_permutes(student):
+    for seed in (1, 2):
+        X, perm, cases = _permutation_probes(seed)
+        for label, f, answer in cases:
+            got = student.call("permutes_with_input", f, X, perm)
+            if isinstance(got, np.ndarray) and got.shape == () and got.dtype == bool:
+                got = bool(got)
+            expect(isinstance(got, bool), "permutes_with_input must return True or False")
+            expect(got == answer, f"permutes_with_input(f, X, perm) is wrong for f = {label}")

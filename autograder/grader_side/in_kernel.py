@@ -1,0 +1,18 @@
+"""``hidden_check``: a hidden check run inside the notebook's own kernel.
+
+Only stock nbgrader (its ``Execute`` step) runs test cells in the student's kernel; the course's
+own nbgrader configuration and ``course autograde`` never do. Kept so that the source notebooks
+stay valid nbgrader assignments wherever they are graded.
+"""
+from __future__ import annotations
+
+import sys
+
+from autograder.grader_side import checks
+from autograder.student_side import notebook
+
+
+def hidden_check(check_id: str, ns: dict | None = None) -> None:
+    """Run one check (hidden ones included) on ``ns`` (default: the calling notebook's globals)."""
+    checks.all_checks()   # registers the hidden checks next to the visible ones
+    notebook.check(check_id, sys._getframe(1).f_globals if ns is None else ns)

@@ -1,0 +1,67 @@
+"""The catalogue of misconceptions: wrong answers the course has seen or expects, one module per
+lesson concept (the same names as the checks and the references).
+
+Each entry names its question, says what the mistake is in one line, gives the student a hint,
+and carries the wrong answer itself as code for one solution cell of the notebook:
+- ``mode="append"`` (default): the code runs after the cell's correct solution and redefines one
+  name (a function, a class, a method or a variable);
+- ``mode="region"``: the code replaces the body of the cell's single ``### BEGIN SOLUTION`` region.
+
+Alongside, ``VARIANTS`` are correct answers written differently (float64 internals, einsum, an
+additive mask...): every grader must give them full marks.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from autograder.grader_side.assignment import replace_region, solved
+from autograder.grader_side.contract import CONCEPTS, QUESTIONS
+
+
+@dataclass(frozen=True)
+class Entry:
+    id: str             # "<question>-<short-name>", e.g. "B1-sample-variance"
+    question: str
+    description: str    # the mistake, one line, in the course's words (empty for a variant)
+    hint: str           # what to look at again (empty for a variant)
+    cell: str           # grade_id of the solution cell it changes, e.g. "B1_code"
+    code: str
+    mode: str = "append"
+
+    def __post_init__(self):
+        if self.question not in QUESTIONS or not self.id.startswith(self.question + "-"):
+            raise ValueError(f"{self.id}: ids are '<question>-<name>' with a question id of the contract")
+        if self.mode not in ("append", "region"):
+            raise ValueError(f"{self.id}: mode is 'append' or 'region'")
+
+
+def wrong(id, description, hint, cell, code, mode="append") -> Entry:
+    """A misconception: a wrong answer that must lose points on its question."""
+    return Entry(id, id.split("-")[0], description, hint, cell, code, mode)
+
+
+def variant(id, cell, code, mode="append") -> Entry:
+    """A correct answer written differently: it must keep full marks."""
+    return Entry(id, id.split("-")[0], "", "", cell, code, mode)
+
+
+def _modules():
+    return [importlib.import_module(f"{__name__}.{concept}") for concept in CONCEPTS]
+
+
+def catalogue() -> list[Entry]:
+    """Every misconception, in lesson order."""
+    return [e for m in _modules() for e in m.ENTRIES]
+
+
+def variants() -> list[Entry]:
+    """Every correct-but-different answer, in lesson order."""
+    return [e for m in _modules() for e in m.VARIANTS]
+
+
+def edits(entry: Entry, source_cell: str) -> dict[str, str]:
+    """The solution cell's new source, from the source notebook's version of that cell."""
+    if entry.mode == "region":
+        return {entry.cell: solved(replace_region(source_cell, entry.code))}
+    return {entry.cell: solved(source_cell).rstrip("\n") + "\n\n\n" + entry.code.strip("\n") + "\n"}

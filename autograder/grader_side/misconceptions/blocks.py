@@ -1,0 +1,436 @@
+"""Misconceptions of `blocks`: the decoder's sublayers (C6), where the norm goes (C7), and the
+pre-norm (B6) and post-norm (B7) blocks.
+
+B6 and B7 entries replace only `forward` (the given `__init__` and helpers stay), as a student
+who edits the TODO would.
+"""
+from autograder.grader_side.misconceptions import variant, wrong
+
+ENTRIES = [
+    # ---- C6 ------------------------------------------------------------------------------------
+    wrong(
+        "C6-gpt-drops-masked-self-attention",
+        "Says GPT drops the masked self-attention, which is the one attention it keeps: a GPT block "
+        "is drawn with the encoder's cross-attention \"because the 2017 paper had it\".",
+        "GPT has no encoder, so one of the two attentions has nothing to attend to: which one reads "
+        "the encoder's output?",
+        "C6_code",
+        '''
+q6_gpt_drops = "masked self-attention"
+''',
+    ),
+    wrong(
+        "C6-gpt-drops-mlp",
+        "Says GPT drops the feed-forward MLP, which every GPT block keeps (and which holds most of its weights).",
+        "Re-read C6: GPT is decoder-only and has no source sentence. Which sublayer needs one?",
+        "C6_code",
+        '''
+q6_gpt_drops = "feed-forward network"
+''',
+    ),
+    wrong(
+        "C6-gpt-drops-hedge",
+        "Hedges: names cross-attention together with another sublayer; an answer that also names a "
+        "wrong option earns nothing.",
+        "Name the one sublayer that a GPT block leaves out, and only that one.",
+        "C6_code",
+        '''
+q6_gpt_drops = "cross-attention or the MLP"
+''',
+    ),
+    wrong(
+        "C6-encoder-self-attention",
+        "Lists the encoder's unmasked self-attention as a decoder sublayer instead of the cross-attention "
+        "into the source.",
+        "The decoder's second attention takes its keys and values from the encoder's output: re-read "
+        "sublayer 2 in C6.",
+        "C6_code",
+        '''
+q6_decoder_sublayers = ["masked self-attention", "encoder self-attention", "feed-forward network"]
+''',
+    ),
+    wrong(
+        "C6-norm-as-sublayer",
+        "Counts layer norm as one of the three sublayers and leaves out the cross-attention.",
+        "Every sublayer comes with its own residual and norm; the three sublayers are the parts that "
+        "compute: two attentions and the MLP.",
+        "C6_code",
+        '''
+q6_decoder_sublayers = ["masked self-attention", "layer norm", "feed-forward network"]
+''',
+    ),
+    wrong(
+        "C6-self-attention-twice",
+        "Names self-attention twice, so the cross-attention is missing.",
+        "The decoder's two attentions differ in where keys and values come from: give each its own name.",
+        "C6_code",
+        '''
+q6_decoder_sublayers = ["masked self-attention", "causal self-attention", "MLP"]
+''',
+    ),
+    # ---- C7 ------------------------------------------------------------------------------------
+    wrong(
+        "C7-swapped",
+        "Swaps the two placements: the 2017 paper put the norm after the residual addition, and "
+        "current LLMs put it before the sublayer.",
+        "Re-read C7: which placement leaves a clean identity path through the stack, and which one "
+        "needed careful warm-up in deep stacks?",
+        "C7_code",
+        '''
+q7_2017_paper = "pre-norm"
+q7_modern_default = "post-norm"
+''',
+    ),
+    wrong(
+        "C7-2017-was-pre-norm",
+        "Assumes the 2017 transformer already used today's pre-norm placement.",
+        "The original block normalizes x + F(x), after the residual addition: which placement is that?",
+        "C7_code",
+        '''
+q7_2017_paper = "pre-norm"
+''',
+    ),
+    wrong(
+        "C7-hedge",
+        "Hedges with both placements for the modern default; an answer that names a wrong option earns nothing.",
+        "Give one placement: the one that trains stably at depth.",
+        "C7_code",
+        '''
+q7_modern_default = "pre-norm or post-norm"
+''',
+    ),
+    wrong(
+        "C7-names-the-norm-type",
+        "Names the kind of norm (RMSNorm) where the question asks where the norm is placed.",
+        "C7 is about placement, before the sublayer or after the residual addition, not about which "
+        "normalization is used.",
+        "C7_code",
+        '''
+q7_modern_default = "RMSNorm"
+''',
+    ),
+    # ---- B6 ------------------------------------------------------------------------------------
+    wrong(
+        "B6-no-causal-mask",
+        "Never applies the causal mask, so every token also sees the tokens after it.",
+        "Pass the causal flag on to the attention helper; the visible check changes the last token "
+        "and watches the earlier outputs.",
+        "B6_code",
+        '''
+def _forward(self, x, causal=True):
+    x = x + self._attention(self.norm1(x), False)
+    x = x + self._mlp(self.norm2(x))
+    return x
+
+
+PreNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B6-inverted-causal-mask",
+        "Builds the mask below the diagonal, which hides the past and lets every token see the future.",
+        "For nn.MultiheadAttention, True means \"may not attend\": the positions to hide for token t "
+        "are those after t, above the diagonal.",
+        "B6_code",
+        '''
+def _forward(self, x, causal=True):
+    def attend(h):
+        T = h.shape[1]
+        past = torch.ones(T, T, dtype=torch.bool).tril(-1)
+        return self.self_attn(h, h, h, attn_mask=past if causal else None, need_weights=False)[0]
+
+    x = x + attend(self.norm1(x))
+    x = x + self._mlp(self.norm2(x))
+    return x
+
+
+PreNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B6-always-causal",
+        "Applies the causal mask even when causal=False.",
+        "With causal=False every token may see every other one: check that the flag reaches the "
+        "attention helper.",
+        "B6_code",
+        '''
+def _forward(self, x, causal=True):
+    x = x + self._attention(self.norm1(x), True)
+    x = x + self._mlp(self.norm2(x))
+    return x
+
+
+PreNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B6-post-norm-wiring",
+        "Wires the pre-norm block as post-norm: normalizes after the residual addition.",
+        "In a pre-norm block each sublayer reads a normalized copy and the stream itself is never "
+        "normalized: re-read the two updates in B6.",
+        "B6_code",
+        '''
+def _forward(self, x, causal=True):
+    x = self.norm1(x + self._attention(x, causal))
+    x = self.norm2(x + self._mlp(x))
+    return x
+
+
+PreNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B6-norm1-used-twice",
+        "Uses norm1 before both sublayers, so norm2's own gain and shift are never used.",
+        "Each sublayer has its own norm with its own parameters: the MLP reads norm2 of the stream.",
+        "B6_code",
+        '''
+def _forward(self, x, causal=True):
+    x = x + self._attention(self.norm1(x), causal)
+    x = x + self._mlp(self.norm1(x))
+    return x
+
+
+PreNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B6-residual-replaces",
+        "Treats each sublayer as \"replace x\" (x = f(norm(x))) instead of adding its output to x.",
+        "Re-read the two updates in B6: each sublayer's output is added to the stream. Without the "
+        "addition there is no identity path.",
+        "B6_code",
+        '''
+def _forward(self, x, causal=True):
+    x = self._attention(self.norm1(x), causal)
+    x = self._mlp(self.norm2(x))
+    return x
+
+
+PreNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B6-adds-normalized-input",
+        "Adds the sublayer output to the normalized copy instead of to the raw stream.",
+        "Only the sublayer's input is normalized; the residual adds to x itself, so the stream is "
+        "never rescaled in a pre-norm block.",
+        "B6_code",
+        '''
+def _forward(self, x, causal=True):
+    h = self.norm1(x)
+    x = h + self._attention(h, causal)
+    h = self.norm2(x)
+    x = h + self._mlp(h)
+    return x
+
+
+PreNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B6-causal-default-off",
+        "Changes the signature's default to causal=False, so forward(x) is no longer masked.",
+        "Keep the given signature forward(x, causal=True): callers rely on the default.",
+        "B6_code",
+        '''
+def _forward(self, x, causal=False):
+    x = x + self._attention(self.norm1(x), causal)
+    x = x + self._mlp(self.norm2(x))
+    return x
+
+
+PreNormBlock.forward = _forward
+''',
+    ),
+    # ---- B7 ------------------------------------------------------------------------------------
+    wrong(
+        "B7-pre-norm-wiring",
+        "Wires the post-norm block as pre-norm: normalizes the sublayer's input instead of the sum.",
+        "Post-norm normalizes x + F(x) after the addition, and the sublayer reads the raw stream.",
+        "B7_code",
+        '''
+def _forward(self, x, causal=True):
+    x = x + self._attention(self.norm1(x), causal)
+    x = x + self._mlp(self.norm2(x))
+    return x
+
+
+PostNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B7-no-causal-mask",
+        "Never applies the causal mask in the post-norm block.",
+        "Pass the causal flag on to the attention helper; test by changing the last token.",
+        "B7_code",
+        '''
+def _forward(self, x, causal=True):
+    x = self.norm1(x + self._attention(x, False))
+    x = self.norm2(x + self._mlp(x))
+    return x
+
+
+PostNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B7-norms-swapped",
+        "Uses norm2 after attention and norm1 after the MLP.",
+        "norm1 belongs to the first sublayer (attention) and norm2 to the second (MLP): the grader "
+        "loads torch's weights by these names.",
+        "B7_code",
+        '''
+def _forward(self, x, causal=True):
+    x = self.norm2(x + self._attention(x, causal))
+    x = self.norm1(x + self._mlp(x))
+    return x
+
+
+PostNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B7-normalizes-sublayer-output",
+        "Normalizes the sublayer's output before adding it (x + Norm(F(x))) instead of normalizing the sum.",
+        "Post-norm applies the norm to x + F(x), after the residual addition.",
+        "B7_code",
+        '''
+def _forward(self, x, causal=True):
+    x = x + self.norm1(self._attention(x, causal))
+    x = x + self.norm2(self._mlp(x))
+    return x
+
+
+PostNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B7-mlp-reads-old-stream",
+        "Feeds the MLP the block's input instead of the output of the attention update.",
+        "The two updates run one after the other: the MLP reads (and adds to) the result of the first.",
+        "B7_code",
+        '''
+def _forward(self, x, causal=True):
+    h = self.norm1(x + self._attention(x, causal))
+    return self.norm2(h + self._mlp(x))
+
+
+PostNormBlock.forward = _forward
+''',
+    ),
+    wrong(
+        "B7-residual-replaces",
+        "Treats each sublayer as \"replace x\": x = Norm(F(x)), with no residual addition.",
+        "Post-norm moves the norm, not the residual: re-read the two updates in B7.",
+        "B7_code",
+        '''
+def _forward(self, x, causal=True):
+    x = self.norm1(self._attention(x, causal))
+    x = self.norm2(self._mlp(x))
+    return x
+
+
+PostNormBlock.forward = _forward
+''',
+    ),
+]
+
+# A hand-written multi-head attention over nn.MultiheadAttention's own weights, for the variants
+# that do not call the module (or F.scaled_dot_product_attention).
+_MANUAL_ATTENTION = '''
+def _manual_attention(block, h, causal):
+    """softmax(q k^T / sqrt(d_head) + mask) v per head, with self_attn's packed in_proj and out_proj."""
+    B, T, d = h.shape
+    heads = block.self_attn.num_heads
+    q, k, v = F.linear(h, block.self_attn.in_proj_weight, block.self_attn.in_proj_bias).chunk(3, dim=-1)
+    q, k, v = (t.reshape(B, T, heads, d // heads).transpose(1, 2) for t in (q, k, v))
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d // heads)                 # (B, heads, T, T)
+    if causal:
+        scores = scores + torch.full((T, T), float("-inf")).triu(1)
+    out = (scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(B, T, d)
+    return block.self_attn.out_proj(out)
+'''
+
+VARIANTS = [
+    # ---- C6 ------------------------------------------------------------------------------------
+    variant("C6-encoder-decoder-attention", "C6_code", '''
+q6_decoder_sublayers = ["causal self-attention", "encoder-decoder attention", "position-wise feed-forward network"]
+q6_gpt_drops = "encoder-decoder attention"
+'''),
+    variant("C6-tuple-abbreviations", "C6_code", '''
+q6_decoder_sublayers = ("FFN", "Masked Multi-Head Attention", "Cross Attention")
+q6_gpt_drops = "the cross-attention"
+'''),
+    # ---- C7 ------------------------------------------------------------------------------------
+    variant("C7-ln-abbreviations", "C7_code", '''
+q7_2017_paper = "Post-LN"
+q7_modern_default = "Pre-LN"
+'''),
+    variant("C7-spelled-out", "C7_code", '''
+q7_2017_paper = "post layer normalization"
+q7_modern_default = "Pre-RMSNorm"
+'''),
+    # ---- B6 ------------------------------------------------------------------------------------
+    variant("B6-additive-float-mask", "B6_code", '''
+def _forward(self, x, causal=True):
+    T = x.shape[1]
+    mask = torch.full((T, T), float("-inf")).triu(1) if causal else None    # 0 on and below the diagonal
+    h = self.norm1(x)
+    x = x + self.self_attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+    return x + self._mlp(self.norm2(x))
+
+
+PreNormBlock.forward = _forward
+'''),
+    variant("B6-manual-attention", "B6_code", _MANUAL_ATTENTION + '''
+
+def _forward(self, x, causal=True):
+    x = x + _manual_attention(self, self.norm1(x), causal)
+    h = self.norm2(x)
+    return x + self.linear2(0.5 * self.linear1(h) * (1 + torch.erf(self.linear1(h) / math.sqrt(2))))
+
+
+PreNormBlock.forward = _forward
+'''),
+    variant("B6-functional-norms", "B6_code", '''
+def _forward(self, x, causal=True):
+    d = x.shape[-1]
+    h = F.layer_norm(x, (d,), self.norm1.weight, self.norm1.bias, self.norm1.eps)
+    x = x + self._attention(h, causal=causal)
+    h = F.layer_norm(x, (d,), self.norm2.weight, self.norm2.bias, self.norm2.eps)
+    return x + self._mlp(h)
+
+
+PreNormBlock.forward = _forward
+'''),
+    # ---- B7 ------------------------------------------------------------------------------------
+    variant("B7-additive-float-mask", "B7_code", '''
+def _forward(self, x, causal=True):
+    T = x.shape[1]
+    mask = torch.zeros(T, T).masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+    attended = self.self_attn(x, x, x, attn_mask=mask if causal else None, need_weights=False)[0]
+    x = self.norm1(x + attended)
+    return self.norm2(x + self._mlp(x))
+
+
+PostNormBlock.forward = _forward
+'''),
+    variant("B7-manual-attention", "B7_code", _MANUAL_ATTENTION + '''
+
+def _forward(self, x, causal=True):
+    x = self.norm1(x + _manual_attention(self, x, causal))
+    x = self.norm2(x + self.linear2(F.gelu(self.linear1(x))))
+    return x
+
+
+PostNormBlock.forward = _forward
+'''),
+    variant("B7-named-steps", "B7_code", '''
+class PostNormBlock(PreNormBlock):
+    def forward(self, x, causal=True):
+        after_attention = self.norm1(x + self._attention(x, causal))
+        after_mlp = self.norm2(after_attention + self._mlp(after_attention))
+        return after_mlp
+'''),
+]

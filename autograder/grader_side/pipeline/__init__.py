@@ -1,0 +1,40 @@
+"""Grading one submission, as an ordered list of steps, one module each.
+
+``grade(task, env)`` is self-contained: a folder in, plain JSON-able results out, so the same
+task can run in a thread here or on a cluster engine elsewhere. The order of the steps is
+``STEPS``; each step reads and extends the ``Submission`` it is given.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from autograder.grader_side.pipeline import (
+    diagnose,
+    execute,
+    locate,
+    program,
+    read,
+    score,
+    tamper,
+)
+from autograder.grader_side.pipeline.submission import Cell, Env, Outcome, Submission
+
+__all__ = ["Cell", "Env", "Outcome", "STEPS", "Submission", "grade"]
+
+STEPS = (
+    locate.run,     # find each notebook in the student's folder
+    read.run,       # parse it as data, with a one-line reason when it is not a notebook
+    tamper.run,     # compare test and given cells with the source; flag every change
+    program.run,    # the code to run: the student's cells, given cells from the source, no tests
+    execute.run,    # run it in a sandbox and apply every check from this process
+    diagnose.run,   # name the misconception behind a lost point when the catalogue knows it
+    score.run,      # points per question, feedback, status
+)
+
+
+def grade(student: str, folder: Path, env: Env) -> dict:
+    """Grade the submission in ``folder``; never raises for anything the submission contains."""
+    sub = Submission(student, Path(folder))
+    for step in STEPS:
+        step(sub, env)
+    return sub.result

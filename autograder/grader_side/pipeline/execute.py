@@ -1,0 +1,78 @@
+"""Step 5: run each notebook's code in a sandboxed child and apply its checks from here.
+
+The child only ever answers requests with plain data; every comparison happens in this
+process. When the child dies (an ``os._exit``, a crash, a timeout) the check in flight and the
+rest of its question fail with the reason, and a fresh child is started for the next question,
+at most ``MAX_RESTARTS`` times per notebook.
+"""
+from autograder.grader_side import checks
+from autograder.grader_side.pipeline.submission import Outcome
+from autograder.grader_side.sandbox import ChildDied
+from autograder.student_side.student import CheckFailed, Student, StudentCrashed
+
+MAX_RESTARTS = 4
+
+
+def run(sub, env):
+    for notebook in env.assignment.notebooks:
+        todo = [c for c in checks.all_checks() if checks.notebook(c) == notebook]
+        if notebook in sub.problems:
+            for c in todo:
+                sub.outcomes[c.id] = Outcome(False, sub.problems[notebook])
+        else:
+            with env.slot() as slot:
+                run_notebook(sub, env, notebook, todo, slot)
+
+
+def run_notebook(sub, env, notebook, todo, slot):
+    """Run ``todo`` (checks of ``notebook``) on the submission's program in a sandboxed child."""
+    session, restarts = None, 0
+    try:
+        for index, check in enumerate(todo):
+            if check.id in sub.outcomes:   # the rest of a question whose check crashed the child
+                continue
+            if session is None:
+                try:
+                    session = env.sandbox.open(sub.programs[notebook], slot)
+                except ChildDied as exc:
+                    reason = f"{notebook}.ipynb did not finish running: {exc}"
+                    sub.flags.append(reason)
+                    for c in todo[index:]:
+                        sub.outcomes[c.id] = Outcome(False, reason)
+                    return
+                sub.load_errors.setdefault(notebook, [
+                    f"cell {i} raised {r.get('error')}" for i, r in enumerate(session.load_report) if not r.get("ok")])
+            student = Student(_transport(session, ChildDied))
+            try:
+                check.run(student)
+                sub.outcomes[check.id] = Outcome(True, replies=student.replies)
+            except CheckFailed as exc:
+                sub.outcomes[check.id] = Outcome(False, str(exc), student.replies)
+            except StudentCrashed as exc:
+                reason = f"your code stopped the grader's process: {exc}"
+                sub.flags.append(f"{notebook}: the process running the code died during {check.id}: {exc}")
+                for c in todo[index:]:
+                    if c.question == check.question:
+                        sub.outcomes[c.id] = Outcome(False, reason)
+                session.close()
+                session, restarts = None, restarts + 1
+                if restarts > MAX_RESTARTS:
+                    for c in todo[index + 1:]:
+                        sub.outcomes.setdefault(c.id, Outcome(False, "not run: your code stopped the grader's "
+                                                                     f"process {restarts} times"))
+                    return
+            except Exception as exc:  # a reply of a shape the check did not expect
+                sub.outcomes[check.id] = Outcome(False, f"could not be checked: {type(exc).__name__}: {exc}"[:300])
+                sub.flags.append(f"{notebook}: {check.id} could not compare the reply ({type(exc).__name__})")
+    finally:
+        if session is not None:
+            session.close()
+
+
+def _transport(session, died):
+    def send(header, blobs):
+        try:
+            return session.request(header, blobs)
+        except died as exc:
+            raise StudentCrashed(str(exc)) from None
+    return send

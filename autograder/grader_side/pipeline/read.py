@@ -1,0 +1,57 @@
+"""Step 2: read each notebook as plain data.
+
+A submission file may be anything: empty, truncated, not JSON, JSON of the wrong shape, huge.
+Each of those becomes a one-line reason for that notebook; nothing here raises.
+"""
+import json
+
+from autograder.grader_side.pipeline.submission import Cell
+
+MAX_BYTES = 20 * 1024 * 1024
+
+
+class NotANotebook(ValueError):
+    pass
+
+
+def run(sub, env):
+    for notebook, path in sub.paths.items():
+        try:
+            sub.cells[notebook] = parse(path.read_bytes())
+        except (NotANotebook, OSError) as exc:
+            sub.problems[notebook] = f"{notebook}.ipynb could not be read: {exc}"
+
+
+def parse(data: bytes) -> list[Cell]:
+    """The cells of a notebook file's bytes, or NotANotebook saying why not."""
+    if len(data) > MAX_BYTES:
+        raise NotANotebook(f"it is {len(data) // 2**20} MiB, over the {MAX_BYTES // 2**20} MiB limit")
+    if not data.strip():
+        raise NotANotebook("the file is empty")
+    try:
+        nb = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise NotANotebook("the file is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise NotANotebook(f"not valid JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise NotANotebook("the JSON nests too deeply") from None
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        raise NotANotebook("no list of cells in it (is this a Jupyter notebook?)")
+    return [_cell(c, i) for i, c in enumerate(nb["cells"])]
+
+
+def _cell(raw, index) -> Cell:
+    if not isinstance(raw, dict) or not isinstance(raw.get("cell_type"), str):
+        raise NotANotebook(f"cell {index} is not a notebook cell")
+    source = raw.get("source", "")
+    if isinstance(source, list) and all(isinstance(s, str) for s in source):
+        source = "".join(source)
+    if not isinstance(source, str):
+        raise NotANotebook(f"cell {index} has no text source")
+    meta = raw.get("metadata")
+    nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
+    nbg = nbg if isinstance(nbg, dict) else {}
+    grade_id = nbg.get("grade_id") if isinstance(nbg.get("grade_id"), str) else ""
+    return Cell(raw["cell_type"], source, grade_id, nbg.get("grade") is True, nbg.get("locked") is True,
+                nbg.get("points"))

@@ -1,0 +1,66 @@
+"""What the steps of the pipeline share: the submission being graded and the batch it is in."""
+from __future__ import annotations
+
+import queue
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder.grader_side.assignment import Assignment
+
+
+@dataclass
+class Cell:
+    """One cell of a submitted notebook, as far as the grader cares."""
+    cell_type: str
+    source: str
+    grade_id: str = ""
+    grade: bool = False
+    locked: bool = False
+    points: object = None
+
+
+@dataclass
+class Outcome:
+    """The result of one check on one submission."""
+    passed: bool
+    message: str = ""
+    replies: list = field(default_factory=list)
+
+
+@dataclass
+class Submission:
+    student: str
+    folder: Path
+    paths: dict = field(default_factory=dict)       # notebook -> Path of the submitted file
+    cells: dict = field(default_factory=dict)       # notebook -> [Cell]
+    problems: dict = field(default_factory=dict)    # notebook -> why it cannot be graded (one line)
+    flags: list = field(default_factory=list)       # what the TA should look at (tampering, crashes)
+    programs: dict = field(default_factory=dict)    # notebook -> [code to run, in order]
+    load_errors: dict = field(default_factory=dict)  # notebook -> [cell errors while loading]
+    outcomes: dict = field(default_factory=dict)    # check id -> Outcome
+    diagnoses: dict = field(default_factory=dict)   # question id -> misconception entry
+    result: dict = field(default_factory=dict)
+
+
+@dataclass
+class Env:
+    """What every task of a batch shares: the trusted assignment, the sandbox, and one slot per
+    worker (a slot is a dedicated uid for the child, so two children never share one)."""
+    assignment: Assignment
+    sandbox: object
+    workers: int = 1
+    catalogue: object = None        # diagnose.Matcher, built on first use
+    slots: queue.Queue = field(default_factory=queue.Queue)
+
+    def __post_init__(self):
+        for slot in range(self.workers):
+            self.slots.put(slot)
+
+    @contextmanager
+    def slot(self):
+        slot = self.slots.get()
+        try:
+            yield slot
+        finally:
+            self.slots.put(slot)

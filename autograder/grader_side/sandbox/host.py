@@ -1,0 +1,469 @@
+"""Grader-side half of the sandbox: Limits, Sandbox and Session.
+
+Nothing in this module runs student code or trusts what a child says: replies
+are parsed as JSON plus raw bytes (see frames.py) and checked against limits.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from dataclasses import asdict, dataclass
+
+from . import frames
+
+log = logging.getLogger("autograder.grader_side.sandbox")
+
+_CONTROL_TIMEOUT = 15.0     # seconds to wait for the zygote to answer one control message
+_STATUS_WAIT = 1.0          # seconds to wait for a dead child's exit status
+_MAX_SLOT = 4000
+
+
+class SandboxError(Exception):
+    """The sandbox machinery failed (not the student's code); the message says what to do."""
+
+
+class ChildDied(Exception):
+    """The student's process died, timed out, or sent something that is not valid data."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout: float = 60.0        # wall-clock seconds for the whole session (all requests)
+    memory_mb: int = 2048        # address space allowed above the warm zygote's (RLIMIT_AS)
+    cpu_seconds: int = 120       # RLIMIT_CPU
+    max_procs: int = 32          # RLIMIT_NPROC (counts only the session with a dedicated uid or user namespace)
+    file_mb: int = 16            # RLIMIT_FSIZE
+    output_mb: int = 64          # cap on the blob bytes one reply may carry
+    step_timeout: float = 10.0   # seconds one cell or one request may run before it is interrupted
+
+
+def _within(path: str, parent: str) -> bool:
+    return path == parent or path.startswith(parent.rstrip("/") + "/")
+
+
+def _code_root() -> str:
+    """The directory that contains the `autograder` package."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _zygote_env(home: str) -> dict:
+    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)}
+    path = [_code_root()]
+    for p in sys.path:
+        if p and os.path.isdir(p):
+            rp = os.path.realpath(p)
+            if rp not in path and not any(_within(rp, q) for q in prefixes):
+                path.append(rp)
+    one = "1"
+    return {
+        "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": home,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "PYTHONPATH": os.pathsep.join(path),
+        "PYTHONDONTWRITEBYTECODE": one,
+        "PYTHONNOUSERSITE": one,
+        "MPLBACKEND": "Agg",
+        "OMP_NUM_THREADS": one,
+        "OPENBLAS_NUM_THREADS": one,
+        "MKL_NUM_THREADS": one,
+        "NUMEXPR_NUM_THREADS": one,
+        "VECLIB_MAXIMUM_THREADS": one,
+        "TOKENIZERS_PARALLELISM": "false",
+        "CUDA_VISIBLE_DEVICES": "",
+    }
+
+
+class _ZygoteGone(Exception):
+    pass
+
+
+def _shutdown_zygote(state: dict) -> None:
+    """Stop a zygote process; also used as the Sandbox finalizer."""
+    ctl, proc = state.pop("ctl", None), state.pop("proc", None)
+    if ctl is not None:
+        try:
+            ctl.close()          # the zygote kills its sessions when this end closes
+        except OSError:
+            pass
+    if proc is not None:
+        try:
+            proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Sandbox:
+    """One warm zygote process that forks an isolated child per session.
+
+    hide: paths the children must not see (each gets an empty read-only
+          tmpfs over it).  The Python installation and its site-packages stay
+          visible read-only even when they sit inside a hidden path.
+    keep: extra paths to keep visible (read-only) inside hidden paths.
+    """
+
+    def __init__(self, limits: Limits = Limits(), preload: tuple[str, ...] = ("numpy", "torch"),
+                 handler: str = "autograder.student_side.server:serve", hide=(), keep=(),
+                 startup_timeout: float = 120.0):
+        if not isinstance(limits, Limits):
+            raise TypeError("limits must be a Limits instance")
+        if isinstance(hide, str) or isinstance(keep, str):
+            raise TypeError("hide and keep must be lists of paths, not a single string")
+        self.limits = limits
+        self.preload = tuple(preload)
+        self.handler = handler
+        self.hide = [os.path.abspath(os.fspath(p)) for p in hide]
+        self.keep = [os.path.abspath(os.fspath(p)) for p in keep]
+        if any(os.path.realpath(p) == "/" for p in self.hide):
+            raise ValueError("hide must not contain '/': list the specific directories to hide")
+        self.startup_timeout = startup_timeout
+        self.isolation: dict = {}
+        self.events: list[str] = []          # notable things, e.g. zygote restarts
+        self.zygote_pid: int | None = None
+        self._lock = threading.Lock()
+        self._sessions: weakref.WeakSet = weakref.WeakSet()
+        self._sessions_lock = threading.Lock()
+        self._closed = False
+        self._home = tempfile.mkdtemp(prefix="autograder-zygote-")
+        self._state: dict = {}
+        self._finalizer = weakref.finalize(self, _shutdown_zygote, self._state)
+        try:
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+
+    # -- zygote management ------------------------------------------------
+
+    def _start(self) -> None:
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        logpath = os.path.join(self._home, "zygote.log")
+        with open(logpath, "wb") as errlog:
+            try:
+                proc = subprocess.Popen(
+                    [sys.executable, "-s", "-m", "autograder.grader_side.sandbox.zygote", str(child_end.fileno())],
+                    pass_fds=[child_end.fileno()], env=_zygote_env(self._home), cwd=self._home,
+                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog,
+                    start_new_session=True)
+            except OSError as e:
+                parent_end.close()
+                raise SandboxError(f"could not start the zygote with {sys.executable} ({e})") from None
+            finally:
+                child_end.close()
+        self._state.update(ctl=parent_end, proc=proc)
+        config = {"preload": list(self.preload), "handler": self.handler, "hide": self.hide,
+                  "keep": self.keep, "limits": asdict(self.limits)}
+        try:
+            parent_end.settimeout(self.startup_timeout)
+            parent_end.send(json.dumps(config).encode())
+            msg = parent_end.recv(1 << 20)
+        except socket.timeout:
+            self._stop_zygote()
+            raise SandboxError(f"the zygote did not become ready within {self.startup_timeout:g} s; "
+                               "check that the preload modules import quickly, or raise startup_timeout") from None
+        except OSError:
+            msg = b""
+        if not msg:
+            self._stop_zygote()
+            raise SandboxError("the zygote exited during start-up: " + self._log_tail(logpath))
+        reply = json.loads(msg)
+        if "error" in reply:
+            self._stop_zygote()
+            raise SandboxError(f"the sandbox could not start: {reply['error']}")
+        self.isolation = reply["isolation"]
+        self.zygote_pid = reply["pid"]
+
+    @staticmethod
+    def _log_tail(path: str) -> str:
+        try:
+            with open(path, "rb") as f:
+                lines = f.read()[-4000:].decode("utf-8", "replace").strip().splitlines()
+        except OSError:
+            lines = []
+        return lines[-1] if lines else "no error output (see the grader's Python environment)"
+
+    def _stop_zygote(self) -> None:
+        proc = self._state.get("proc")
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+        _shutdown_zygote(self._state)
+
+    def _ask(self, msg: dict, *, want_fds: bool, restart: bool) -> tuple[dict, list[int]]:
+        with self._lock:
+            for attempt in (0, 1):
+                if self._closed:
+                    raise SandboxError("the sandbox is closed; create a new Sandbox")
+                try:
+                    ctl = self._state.get("ctl")
+                    if ctl is None:
+                        raise _ZygoteGone("it is not running")
+                    ctl.settimeout(_CONTROL_TIMEOUT)
+                    ctl.send(json.dumps(msg).encode())
+                    if want_fds:
+                        data, fds, _, _ = socket.recv_fds(ctl, 1 << 16, 4)
+                    else:
+                        data, fds = ctl.recv(1 << 16), []
+                    if not data:
+                        raise _ZygoteGone("it exited")
+                    try:
+                        return json.loads(data), fds
+                    except ValueError:
+                        for fd in fds:
+                            os.close(fd)
+                        raise _ZygoteGone("it sent an unreadable reply") from None
+                except socket.timeout:
+                    reason = f"it did not answer within {_CONTROL_TIMEOUT:g} s"
+                except (OSError, _ZygoteGone) as e:
+                    reason = str(e) if isinstance(e, _ZygoteGone) else f"control socket error: {e}"
+                self._stop_zygote()
+                if not restart:
+                    raise SandboxError(f"the zygote is not available ({reason})")
+                if attempt == 1:
+                    raise SandboxError(f"the zygote failed again right after a restart ({reason}); "
+                                       "see Sandbox.events and the grader's environment")
+                note = f"zygote stopped ({reason}); restarted it"
+                self.events.append(note)
+                log.warning("sandbox: %s", note)
+                self._start()
+        raise AssertionError("unreachable")
+
+    def _status(self, pid: int) -> str:
+        try:
+            reply, _ = self._ask({"op": "status", "pid": pid}, want_fds=False, restart=False)
+        except SandboxError:
+            return "unknown"
+        return str(reply.get("status", "unknown"))
+
+    # -- sessions ---------------------------------------------------------
+
+    def open(self, cells: list[str], slot: int = 0) -> "Session":
+        """Fork a fresh child, run the notebook cells in it, return the session.
+
+        Raises ChildDied if the child dies or times out while running the
+        cells, SandboxError if the sandbox itself cannot start a child.
+        """
+        if not isinstance(cells, (list, tuple)) or not all(isinstance(c, str) for c in cells):
+            raise TypeError("cells must be a list of strings (the code cells' sources)")
+        if type(slot) is not int or not 0 <= slot < _MAX_SLOT:
+            raise ValueError(f"slot must be an integer in [0, {_MAX_SLOT})")
+        deadline = time.monotonic() + self.limits.timeout
+        reply, fds = self._ask({"op": "open", "slot": slot}, want_fds=True, restart=True)
+        names = reply.get("fds") or []
+        if "error" in reply or len(names) != len(fds) or "socket" not in names:
+            for fd in fds:
+                os.close(fd)
+            raise SandboxError(f"could not start a session: {reply.get('error', 'bad reply from the zygote')}")
+        got = dict(zip(names, fds))
+        session = Session(self, socket.socket(fileno=got["socket"]), reply["pid"], reply["pid1"],
+                          got.get("pidfd"), got.get("pid1fd"), deadline,
+                          pid_namespace=self.isolation.get("pid", "none") != "none",
+                          workdir=reply.get("workdir"))
+        with self._sessions_lock:
+            self._sessions.add(session)
+        try:
+            session._load(list(cells))
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    def _forget(self, session: "Session") -> None:
+        with self._sessions_lock:
+            self._sessions.discard(session)
+
+    def close(self) -> None:
+        """Kill every open session and stop the zygote.  Idempotent."""
+        self._closed = True
+        with self._sessions_lock:
+            sessions = list(self._sessions)
+        for s in sessions:
+            s.close()
+        with self._lock:
+            self._finalizer()
+        shutil.rmtree(self._home, ignore_errors=True)
+
+    def __enter__(self) -> "Sandbox":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _describe_status(status: str, during: str, limits: Limits) -> str:
+    kind, _, value = status.partition(" ")
+    if kind == "exit" and value.lstrip("-").isdigit():
+        return f"the notebook process exited with status {value} {during}"
+    if kind == "signal" and value.isdigit():
+        sig = int(value)
+        if sig == signal.SIGXCPU:
+            return f"the notebook process used up its CPU time limit ({limits.cpu_seconds} s) {during}"
+        if sig == signal.SIGKILL:
+            return (f"the notebook process was killed by SIGKILL {during} "
+                    f"(the {limits.cpu_seconds} s CPU limit, or it killed itself)")
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        return f"the notebook process was killed by {name} {during}"
+    if kind == "running":
+        return f"the notebook process closed its connection {during}"
+    return f"the notebook process ended {during}"
+
+
+class Session:
+    """One forked child holding one notebook's namespace.  Not for use by several threads at once."""
+
+    def __init__(self, sandbox: Sandbox, sock: socket.socket, pid: int, pid1: int,
+                 pidfd: int | None, pid1fd: int | None, deadline: float, *, pid_namespace: bool,
+                 workdir: str | None = None):
+        self.pid = pid                # the session leader (intermediate process)
+        self.pid1 = pid1              # the process running the notebook
+        self.load_report: list[dict] = []
+        self._sandbox = sandbox
+        self._limits = sandbox.limits
+        self._sock = sock
+        self._pidfd = pidfd
+        self._pid1fd = pid1fd
+        self._deadline = deadline
+        self._pid_namespace = pid_namespace
+        self._workdir = workdir       # only without a mount namespace: a directory under the real /tmp
+        self._dead: str | None = None
+        self._closed = False
+        self._lock = threading.Lock()
+        self._close_lock = threading.Lock()
+
+    def _fail(self, reason: str):
+        self._dead = reason
+        self.close()
+        raise ChildDied(reason)
+
+    def _exchange(self, parts, during: str) -> tuple[dict, list[bytes]]:
+        try:
+            frames.send_parts(self._sock, parts, self._deadline)
+            return frames.recv_frame(self._sock, max_blob_bytes=self._limits.output_mb << 20,
+                                     deadline=self._deadline)
+        except frames.FrameTimeout:
+            self._fail(f"timed out after {self._limits.timeout:g} s")
+        except frames.FrameClosed:
+            self._fail(self._death_reason(during))
+        except frames.BadFrame as e:
+            self._fail(f"reply was not valid data: {e}")
+        raise AssertionError("unreachable")
+
+    def _death_reason(self, during: str) -> str:
+        give_up = time.monotonic() + _STATUS_WAIT
+        while True:
+            status = self._sandbox._status(self.pid)
+            if status != "running" or time.monotonic() > give_up:
+                break
+            time.sleep(0.01)
+        return _describe_status(status, during, self._limits)
+
+    def _load(self, cells: list[str]) -> None:
+        parts = frames.encode({"cells": cells, "step_timeout": self._limits.step_timeout})
+        with self._lock:
+            header, _ = self._exchange(parts, "while running the notebook cells")
+        if "setup_error" in header:
+            self._fail(f"sandbox setup failed: {str(header['setup_error'])[:500]}")
+        report = header.get("load_report")
+        if not isinstance(report, list) or len(report) != len(cells) or \
+                not all(isinstance(e, dict) for e in report):
+            self._fail("reply was not valid data: the load report does not match the cells")
+        clean = []
+        for entry in report:
+            if entry.get("ok") is True:
+                clean.append({"ok": True})
+            else:
+                clean.append({"ok": False, "error": str(entry.get("error", "unknown error"))[:1000]})
+        self.load_report = clean
+
+    def request(self, header: dict, blobs: list[bytes] = ()) -> tuple[dict, list[bytes]]:
+        """Send one request to the handler in the child and return its reply.
+
+        Raises ChildDied if the child died, timed out, or replied with
+        something that is not valid data or is too large.
+        """
+        parts = frames.encode(header, list(blobs))
+        with self._lock:
+            if self._dead is not None:
+                raise ChildDied(self._dead)
+            if self._closed:
+                raise ChildDied("the session was already closed")
+            return self._exchange(parts, "while handling a request")
+
+    def close(self) -> None:
+        """Kill the child's whole process tree.  Idempotent; call it on every path."""
+        with self._close_lock:
+            if self._closed:
+                return
+            self._closed = True
+        # Kill the notebook process (PID 1 of its namespace, so everything it
+        # started goes with it).  The leader then reaps it and exits on its
+        # own; killing the leader at the same time would orphan the notebook
+        # process and leave its zombie to whoever adopts it.
+        killed = False
+        if self._pid1fd is not None:
+            try:
+                signal.pidfd_send_signal(self._pid1fd, signal.SIGKILL)
+                killed = True
+            except OSError:
+                pass
+        leader_alive = False
+        if self._pidfd is not None:
+            try:
+                signal.pidfd_send_signal(self._pidfd, 0 if killed and self._pid_namespace else signal.SIGKILL)
+                leader_alive = True
+            except OSError:
+                pass
+        if leader_alive and not self._pid_namespace:
+            # No PID namespace: the notebook's children share the leader's
+            # group, whose id stays reserved while the leader is unreaped.
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            self._sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._sock.close()
+        for fd in (self._pidfd, self._pid1fd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self._pidfd = self._pid1fd = None
+        if self._workdir:
+            # The zygote removes it too when it reaps the session; this covers
+            # a zygote that died in the meantime.
+            shutil.rmtree(self._workdir, ignore_errors=True)
+        self._sandbox._forget(self)
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass

@@ -1,0 +1,384 @@
+"""The warm zygote: imports the heavy modules once, then forks one child per session.
+
+Started by Sandbox as ``python -m autograder.grader_side.sandbox.zygote FD`` where FD is
+its end of a SOCK_SEQPACKET socketpair.  Every message on that socket is one
+JSON object; file descriptors travel alongside with SCM_RIGHTS.
+
+    grader -> zygote   {"preload": [...], "handler": "...", ...}   (once)
+    zygote -> grader   {"ready": true, "isolation": {...}, ...} | {"error": "..."}
+    grader -> zygote   {"op": "open", "slot": n}
+    zygote -> grader   {"pid": P, "pid1": G, "fds": [...]} + fds | {"error": "..."}
+    grader -> zygote   {"op": "status", "pid": P}
+    zygote -> grader   {"status": "exit 3" | "signal 9" | "running" | "unknown"}
+
+When the grader's end closes, the zygote kills every session it started
+and exits.  The zygote never runs student code itself.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import site
+import socket
+import sys
+import sysconfig
+import tempfile
+import time
+from collections import OrderedDict
+
+from . import child
+
+_START_TIMEOUT = 10.0     # seconds P has to report G's pid
+_MAX_STATUSES = 4096
+
+
+def python_paths() -> list[str]:
+    """Directories of the Python installation the sessions must keep seeing."""
+    paths = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
+             os.path.dirname(os.path.realpath(sys.executable))}
+    paths.update(p for p in sysconfig.get_paths().values() if p)
+    try:
+        paths.update(site.getsitepackages())
+    except AttributeError:
+        pass
+    return sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)})
+
+
+def resolve_handler(spec: str):
+    module, sep, attr = spec.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"handler {spec!r} must look like 'package.module:function'")
+    obj = importlib.import_module(module)
+    for part in attr.split("."):
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise TypeError(f"handler {spec!r} is not callable")
+    return obj
+
+
+def _send(ctl: socket.socket, obj: dict, fds=()) -> None:
+    data = json.dumps(obj).encode()
+    if fds:
+        socket.send_fds(ctl, [data], list(fds))
+    else:
+        ctl.send(data)
+
+
+def _read_lines(fd: int, count: int, deadline: float) -> list[dict]:
+    """Read up to `count` JSON lines from a pipe, stopping at EOF or the deadline."""
+    buf = b""
+    out: list[dict] = []
+    while len(out) < count:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            break
+        try:
+            ready = select.select([fd], [], [], left)[0]
+        except InterruptedError:
+            continue
+        if not ready:
+            break
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        buf += chunk
+        while b"\n" in buf and len(out) < count:
+            line, buf = buf.split(b"\n", 1)
+            try:
+                obj = json.loads(line)
+            except ValueError:
+                obj = {"error": "unreadable start-up report"}
+            out.append(obj if isinstance(obj, dict) else {"error": "unreadable start-up report"})
+        if len(buf) > 1 << 20:
+            break
+    return out
+
+
+class Zygote:
+    def __init__(self, ctl: socket.socket, ctx: child.Context):
+        self.ctl = ctl
+        self.ctx = ctx
+        self.live: dict[int, list] = {}      # P pid -> [P pidfd, G pidfd | None, fallback workdir | None]
+        self.statuses: OrderedDict[int, int] = OrderedDict()
+
+    # -- sessions ------------------------------------------------------
+
+    def spawn(self, slot: int, probe: bool = False):
+        """Fork P.  Returns (reply, fds to send, parent-side socket | None, probe report | None)."""
+        plan = self.ctx.plan
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        r, w = os.pipe()
+        pr, pw = os.pipe() if probe else (-1, -1)
+        workdir = None
+        try:
+            if not probe and not plan["mounts"]:
+                workdir = tempfile.mkdtemp(prefix="autograder-session-")
+                if plan["dedicated"]:
+                    os.chown(workdir, child.BASE_UID + slot, child.BASE_UID + slot)
+            pid = os.fork()
+        except OSError as e:
+            for fd in (r, w, pr, pw):
+                if fd >= 0:
+                    os.close(fd)
+            a.close()
+            b.close()
+            if workdir:
+                shutil.rmtree(workdir, ignore_errors=True)
+            return {"error": f"could not start a session process ({e})"}, [], None, None
+        if pid == 0:
+            try:
+                a.close()
+                os.close(r)
+                if pr >= 0:
+                    os.close(pr)
+                child.intermediate(self.ctx, slot, b, w, pw, workdir)
+            finally:
+                os._exit(70)
+        os.close(w)
+        if pw >= 0:
+            os.close(pw)
+        b.close()
+        interfd = os.pidfd_open(pid)
+        entry = [interfd, None, workdir]
+        self.live[pid] = entry
+        deadline = time.monotonic() + _START_TIMEOUT
+        lines = _read_lines(r, 1, deadline)
+        os.close(r)
+        report = None
+        if probe:
+            got = _read_lines(pr, 1, time.monotonic() + _START_TIMEOUT)
+            os.close(pr)
+            report = got[0] if got else {"error": "the isolation probe did not report back"}
+        first = lines[0] if lines else {"error": "the session process did not start (it exited or took too long)"}
+        pid1 = first.get("pid1")
+        if not isinstance(pid1, int) or isinstance(pid1, bool):
+            self._kill(entry, pid)
+            a.close()
+            return {"error": str(first.get("error", "the session process did not start"))}, [], None, report
+        try:
+            entry[1] = os.pidfd_open(pid1)
+        except OSError:
+            entry[1] = None          # already gone; the grader will see the socket close
+        fds = [a.fileno(), interfd] + ([entry[1]] if entry[1] is not None else [])
+        names = ["socket", "pidfd", "pid1fd"][: len(fds)]
+        return {"pid": pid, "pid1": pid1, "fds": names, "workdir": workdir}, fds, a, report
+
+    def _kill(self, entry, pid: int) -> None:
+        for fd in (entry[1], entry[0]):
+            if fd is not None:
+                try:
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+                except OSError:
+                    pass
+        if not self.ctx.plan or not self.ctx.plan["flags"] & child.CLONE_NEWPID:
+            # Without a PID namespace the session's processes share P's group.
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            except InterruptedError:
+                continue
+            if pid == 0:
+                return
+            entry = self.live.pop(pid, None)
+            if entry is not None:
+                self._kill(entry, pid)
+                for fd in entry[:2]:
+                    if fd is not None:
+                        os.close(fd)
+                if entry[2]:
+                    shutil.rmtree(entry[2], ignore_errors=True)
+            self.statuses[pid] = status
+            while len(self.statuses) > _MAX_STATUSES:
+                self.statuses.popitem(last=False)
+
+    def status(self, pid) -> str:
+        self.reap()
+        if pid in self.statuses:
+            code = os.waitstatus_to_exitcode(self.statuses[pid])
+            return f"signal {-code}" if code < 0 else f"exit {code}"
+        return "running" if pid in self.live else "unknown"
+
+    def shutdown(self) -> None:
+        # Notebook processes first, so their intermediates reap them and exit.
+        for entry in self.live.values():
+            if entry[1] is not None:
+                try:
+                    signal.pidfd_send_signal(entry[1], signal.SIGKILL)
+                except OSError:
+                    pass
+        deadline = time.monotonic() + 2.0
+        while self.live and time.monotonic() < deadline:
+            self.reap()
+            time.sleep(0.01)
+            if time.monotonic() > deadline - 1.5:
+                for pid, entry in list(self.live.items()):
+                    self._kill(entry, pid)
+        for entry in self.live.values():
+            if entry[2]:
+                shutil.rmtree(entry[2], ignore_errors=True)
+
+    # -- start-up probe ------------------------------------------------
+
+    def probe(self) -> dict:
+        """Run the isolation steps once in a throw-away child; fix the plan."""
+        reply, _, sock, report = self.spawn(0, probe=True)
+        if sock is not None:
+            sock.close()
+        if "error" in reply and report is None:
+            raise RuntimeError(reply["error"])
+        if not report or report.get("error") or "plan" not in report:
+            raise RuntimeError("isolation probe failed: " + str((report or {}).get("error") or reply.get("error")))
+        plan, info = report["plan"], report.get("info", {})
+        if info.get("problems"):
+            raise RuntimeError("; ".join(info["problems"]))
+        if plan.get("broken"):
+            plan.update(flags=0, userns=False, mounts=False, proc=False)
+        self.ctx.plan = plan
+        flags = plan["flags"]
+        iso: dict = {}
+        if plan["dedicated"]:
+            iso["uid"] = f"dedicated uid {child.BASE_UID}+slot"
+        elif os.geteuid() == 0:
+            iso["uid"] = "same uid (root: switching to a dedicated uid failed)"
+        else:
+            iso["uid"] = "same uid (not root)"
+        iso["user_namespace"] = "yes" if plan["userns"] else "no"
+        if flags & child.CLONE_NEWNET:
+            iso["network"] = "namespace" if info.get("loopback") == "down" else "namespace (loopback is up)"
+        else:
+            iso["network"] = "none"
+        iso["filesystem"] = "private mount namespace" if plan["mounts"] else "none"
+        if flags & child.CLONE_NEWPID:
+            iso["pid"] = "namespace" if plan["proc"] else "namespace (the grader's /proc is still mounted)"
+        else:
+            iso["pid"] = "none"
+        iso["hidden"] = info.get("hidden", [])
+        iso["visible_read_only_inside_hidden"] = info.get("kept_visible", [])
+        lim = self.ctx.limits
+        iso["rlimits"] = (f"AS=zygote+{lim['memory_mb']} MiB, CPU={lim['cpu_seconds']} s, "
+                          f"NPROC={lim['max_procs']}" + ("" if plan["dedicated"] or plan["userns"]
+                                                         else " above the uid's current count")
+                          + f", FSIZE={lim['file_mb']} MiB, NOFILE=256, CORE=0")
+        iso["notes"] = plan.get("notes", [])
+        return iso
+
+    # -- main loop -----------------------------------------------------
+
+    def handle(self, msg: bytes) -> None:
+        try:
+            req = json.loads(msg)
+            op = req.get("op")
+        except (ValueError, AttributeError):
+            _send(self.ctl, {"error": "unreadable request"})
+            return
+        if op == "open":
+            slot = req.get("slot")
+            if type(slot) is not int or not 0 <= slot < 4000:
+                _send(self.ctl, {"error": "slot must be an integer in [0, 4000)"})
+                return
+            reply, fds, sock, _ = self.spawn(slot)
+            try:
+                _send(self.ctl, reply, fds)
+            finally:
+                if sock is not None:
+                    sock.close()
+        elif op == "status":
+            _send(self.ctl, {"status": self.status(req.get("pid"))})
+        elif op == "ping":
+            _send(self.ctl, {"ok": True})
+        else:
+            _send(self.ctl, {"error": f"unknown op {op!r}"})
+
+    def loop(self) -> None:
+        wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(wake_w)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        while True:
+            try:
+                ready = select.select([self.ctl, wake_r], [], [], 5.0)[0]
+            except InterruptedError:
+                continue
+            if wake_r in ready:
+                try:
+                    while os.read(wake_r, 4096):
+                        pass
+                except BlockingIOError:
+                    pass
+            self.reap()
+            if self.ctl not in ready:
+                continue
+            try:
+                msg = self.ctl.recv(1 << 16)
+            except OSError:
+                msg = b""
+            if not msg:
+                return
+            try:
+                self.handle(msg)
+            except OSError:
+                return           # the grader went away mid-reply
+
+
+def main() -> int:
+    ctl = socket.socket(fileno=int(sys.argv[1]))
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    try:
+        # Same-uid sessions (fallback mode) must not be able to ptrace us.
+        child._prctl(child.PR_SET_DUMPABLE, 0)
+    except OSError:
+        pass
+    try:
+        # Session processes orphaned by a killed intermediate come back to
+        # us to be reaped instead of lingering as zombies under a session
+        # uid (zombies count against RLIMIT_NPROC).
+        child._prctl(child.PR_SET_CHILD_SUBREAPER, 1)
+    except OSError:
+        pass
+    cfg = json.loads(ctl.recv(1 << 20))
+    try:
+        for name in cfg["preload"]:
+            try:
+                importlib.import_module(name)
+            except Exception as e:
+                raise RuntimeError(f"could not import preload module {name!r} ({type(e).__name__}: {e}); "
+                                   "install it where the grader's Python can import it, or drop it from preload") from None
+        try:
+            handler = resolve_handler(cfg["handler"])
+        except Exception as e:
+            raise RuntimeError(f"could not load the handler {cfg['handler']!r} ({type(e).__name__}: {e})") from None
+        hide = sorted({os.path.realpath(p) for p in cfg["hide"]})
+        keep = sorted(set(python_paths()) | {os.path.realpath(p) for p in cfg["keep"]})
+        ctx = child.Context(cfg["limits"], hide, keep, handler, sysconfig.get_paths()["stdlib"])
+        gc.collect()
+        gc.freeze()                 # keep the forked children from copying the heap on every GC pass
+        zygote = Zygote(ctl, ctx)
+        isolation = zygote.probe()
+    except Exception as e:
+        _send(ctl, {"error": str(e)})
+        return 1
+    _send(ctl, {"ready": True, "isolation": isolation, "pid": os.getpid()})
+    try:
+        zygote.loop()
+    finally:
+        zygote.shutdown()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,412 @@
+"""The class report for TAs: one HTML page and three figures, made from the results document.
+
+``write_report`` writes ``report.html`` with ``scores_per_question.png`` (how many submissions
+earned full, partial or no marks per question), ``misconceptions.png`` (how often each catalogued
+mistake was recognised) and ``totals.png`` (histogram of totals). The page embeds the figures as
+well, so it can be mailed or moved on its own. It shows the class size and totals, the grading
+time (and nbgrader's, when given), the isolation the grader ran under, the misconceptions with
+their descriptions and hints, and every submission a TA should look at.
+
+Everything taken from the results is HTML-escaped; the same results give the same bytes (no
+timestamp, fixed sizes, PNGs without metadata). Figures use matplotlib's Agg canvas directly:
+no display, no pyplot state.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import statistics
+from collections import Counter
+from pathlib import Path
+
+from autograder.reports.feedback import CONCEPT_WORDS, _e, _head, _join, _num
+
+FIGURES = ("scores_per_question.png", "misconceptions.png", "totals.png")
+
+# Okabe-Ito colours: told apart with every common colour-vision deficiency.
+FULL, PARTIAL, NONE = "#009E73", "#F0E442", "#D55E00"
+BLUE, INK, GRID = "#0072B2", "#1f2933", "#d9e2ec"
+
+REPORT_STYLE = """
+main { max-width: 1120px; }
+.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: 14px; }
+.cards .card { padding: 16px 20px; }
+.cards .big { font-size: 2rem; font-weight: 700; line-height: 1.2; }
+.cards .label { color: var(--muted); font-size: .92rem; }
+figure { margin: 16px 0; background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 12px; }
+figure img { display: block; max-width: 100%; height: auto; margin: 0 auto; }
+figcaption { color: var(--muted); font-size: .92rem; margin-top: 6px; }
+td ul.plain { margin: 0; padding-left: 18px; }
+td.id { overflow-wrap: anywhere; min-width: 140px; max-width: 240px; font-weight: 600; }
+.muted { color: var(--muted); }
+"""
+
+
+def write_report(results: dict, folder: Path, nbgrader_seconds: float | None = None) -> Path:
+    """Write ``<folder>/report.html`` and its figures; return the page's path."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    stats = Stats(results)
+    pngs = {"scores_per_question.png": _plot_questions(stats), "misconceptions.png": _plot_mistakes(stats),
+            "totals.png": _plot_totals(stats)}
+    for name, data in pngs.items():
+        (folder / name).write_bytes(data)
+    path = folder / "report.html"
+    path.write_text(_page(results, stats, pngs, nbgrader_seconds), encoding="utf-8")
+    return path
+
+
+# ---- numbers ------------------------------------------------------------------------------------
+
+class Stats:
+    """What the report shows, computed once from the results."""
+
+    def __init__(self, results: dict):
+        from autograder.grader_side.contract import QUESTIONS
+
+        self.assignment = str(results.get("assignment", ""))
+        self.students: dict = results.get("students") or {}
+        self.graded = {sid: r for sid, r in self.students.items() if r.get("status") == "graded"}
+        self.failed = {sid: r for sid, r in self.students.items() if r.get("status") != "graded"}
+        self.max_score = max((float(r.get("max_score") or 0) for r in self.students.values()), default=0.0)
+        self.totals = [float(r.get("score") or 0) for r in self.graded.values()]
+
+        # questions in the contract's order, then any the results add
+        seen = [qid for qid in QUESTIONS]
+        for r in self.graded.values():
+            seen += [qid for qid in r.get("questions") or {} if qid not in seen]
+        self.questions: dict[str, dict] = {}
+        for qid in seen:
+            rows = [r["questions"][qid] for r in self.graded.values() if qid in (r.get("questions") or {})]
+            auto = [q for q in rows if not q.get("manual") and q.get("score") is not None]
+            meta = QUESTIONS.get(qid)
+            if not auto:
+                continue
+            top = max(float(q.get("max_score") or 0) for q in auto)
+            scores = [float(q["score"]) for q in auto]
+            lost = [q for q in auto if float(q["score"]) < float(q.get("max_score") or 0)]
+            self.questions[qid] = {
+                "max": top, "scores": scores, "n": len(scores),
+                "full": sum(1 for q in auto if float(q["score"]) >= float(q.get("max_score") or 0)),
+                "none": sum(1 for s in scores if s <= 0),
+                "named": sum(1 for q in lost if q.get("misconception")),
+                "unnamed": sum(1 for q in lost if not q.get("misconception")),
+                "topic": (f"{CONCEPT_WORDS.get(meta.concept, meta.concept)} ({meta.notebook})" if meta else ""),
+            }
+            self.questions[qid]["partial"] = self.questions[qid]["n"] - self.questions[qid]["full"] \
+                - self.questions[qid]["none"]
+
+        # misconceptions: count, question, description and hint (from the feedback lines)
+        self.mistakes: Counter = Counter()
+        self.mistake_info: dict[str, dict] = {}
+        for sid, r in self.graded.items():
+            for qid, q in (r.get("questions") or {}).items():
+                mistake = q.get("misconception")
+                if not mistake:
+                    continue
+                mid = str(mistake["id"])
+                self.mistakes[mid] += 1
+                info = self.mistake_info.setdefault(mid, {"question": str(qid), "description": mistake["description"],
+                                                          "hint": mistake["hint"], "students": []})
+                info["students"].append(str(sid))
+        order = list(self.questions)
+        self.mistake_order = sorted(self.mistakes, key=lambda m: (-self.mistakes[m], _index(
+            order, self.mistake_info[m]["question"]), m))
+
+        # hand grading: question -> (points, how many submissions)
+        self.manual: dict[str, list] = {}
+        for r in self.students.values():
+            questions = r.get("questions") or {}
+            for qid in r.get("needs_manual_grade") or [qid for qid, q in questions.items() if q.get("manual")]:
+                points = (questions.get(qid) or {}).get("max_score")
+                if points is None and qid in QUESTIONS:
+                    points = QUESTIONS[qid].points
+                entry = self.manual.setdefault(str(qid), [points, 0])
+                entry[1] += 1
+
+        self.flagged: list[tuple[str, dict, list[tuple[str, str]]]] = []
+        for sid, r in self.students.items():
+            items: list[tuple[str, str]] = []
+            if r.get("status") != "graded":
+                items.append(("failed", str(r.get("reason") or "no reason recorded")))
+            elif r.get("reason"):
+                items.append(("partly unreadable", str(r["reason"])))
+            items += [("flag", str(flag)) for flag in r.get("flags") or []]
+            items += [("nbgrader disagrees", str(line)) for line in r.get("disagreements") or []]
+            if items:
+                self.flagged.append((str(sid), r, items))
+
+    @property
+    def mean(self):
+        return statistics.fmean(self.totals) if self.totals else None
+
+    @property
+    def median(self):
+        return statistics.median(self.totals) if self.totals else None
+
+
+def _index(order, item):
+    return order.index(item) if item in order else len(order)
+
+
+# ---- figures ----------------------------------------------------------------------------------
+
+def _figure(width, height):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), dpi=100)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _png(fig) -> bytes:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None}, facecolor="white")
+    return buf.getvalue()
+
+
+def _style(ax):
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    for side in ("left", "bottom"):
+        ax.spines[side].set_color("#9aa5b1")
+    ax.tick_params(colors=INK, labelsize=10)
+    ax.set_axisbelow(True)
+
+
+def _rc():
+    import matplotlib
+
+    return matplotlib.rc_context({"font.family": "DejaVu Sans", "font.size": 10, "text.color": INK,
+                                  "axes.labelcolor": INK, "axes.titlesize": 12, "axes.titleweight": "bold",
+                                  "svg.hashsalt": "report", "path.simplify": True})
+
+
+def _plot_questions(stats: Stats) -> bytes:
+    qids = list(stats.questions)
+    with _rc():
+        fig = _figure(9, 0.42 * max(len(qids), 3) + 1.6)
+        ax = fig.add_subplot()
+        _style(ax)
+        if not qids:
+            ax.set_axis_off()
+            ax.text(0.5, 0.5, "no graded submission", ha="center", va="center", transform=ax.transAxes)
+        else:
+            y = list(range(len(qids)))[::-1]
+            left = [0.0] * len(qids)
+            for key, colour, label in (("full", FULL, "full marks"), ("partial", PARTIAL, "some points"),
+                                       ("none", NONE, "no points")):
+                share = [100 * stats.questions[q][key] / stats.questions[q]["n"] for q in qids]
+                ax.barh(y, share, left=left, color=colour, label=label, height=0.7, edgecolor="white",
+                        linewidth=1.0)
+                left = [a + b for a, b in zip(left, share)]
+            for yy, qid in zip(y, qids):
+                q = stats.questions[qid]
+                mean = 100 * statistics.fmean(q["scores"]) / q["max"] if q["max"] else 0
+                ax.text(101.5, yy, f"mean {mean:.0f}%", va="center", fontsize=9, color=INK)
+            ax.set_yticks(y, [f"{qid} ({stats.questions[qid]['max']:g} pts)" for qid in qids], parse_math=False)
+            ax.set_xlim(0, 100)
+            ax.set_xlabel("share of graded submissions (%)")
+            ax.xaxis.grid(True, color=GRID, linewidth=0.8)
+            ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, frameon=False, borderaxespad=0.2)
+            _title(fig, f"Points per question ({len(stats.graded)} graded submissions)")
+        fig.tight_layout()
+        return _png(fig)
+
+
+def _plot_mistakes(stats: Stats) -> bytes:
+    ids = stats.mistake_order[:25]
+    with _rc():
+        fig = _figure(10, 0.62 * max(len(ids), 2) + 1.3)
+        ax = fig.add_subplot()
+        _style(ax)
+        if not ids:
+            ax.set_axis_off()
+            ax.text(0.5, 0.5, "no known mistake was recognised in this class", ha="center", va="center",
+                    transform=ax.transAxes, fontsize=12)
+        else:
+            y = list(range(len(ids)))[::-1]
+            counts = [stats.mistakes[m] for m in ids]
+            ax.barh(y, counts, color=BLUE, height=0.65)
+            for yy, count in zip(y, counts):
+                ax.text(count, yy, f" {count}", va="center", fontsize=9)
+            labels = [m + ("\n" + _short(stats.mistake_info[m]["description"], 58)
+                           if stats.mistake_info[m]["description"] else "") for m in ids]
+            ax.set_yticks(y, labels, parse_math=False)
+            ax.set_xlim(0, max(counts) * 1.12 + 0.5)
+            ax.xaxis.get_major_locator().set_params(integer=True)
+            ax.xaxis.grid(True, color=GRID, linewidth=0.8)
+            ax.set_xlabel("submissions")
+            more = f" (top {len(ids)} of {len(stats.mistakes)})" if len(stats.mistakes) > len(ids) else ""
+            _title(fig, f"Known mistakes recognised{more}")
+        fig.tight_layout()
+        return _png(fig)
+
+
+def _plot_totals(stats: Stats) -> bytes:
+    top = stats.max_score or 100.0
+    with _rc():
+        fig = _figure(9, 3.8)
+        ax = fig.add_subplot()
+        _style(ax)
+        width = 5.0 if top >= 40 else 1.0
+        edges = [i * width for i in range(int(top // width) + 1)]
+        if edges[-1] < top:
+            edges.append(top)
+        ax.hist(stats.totals, bins=edges, color=BLUE, edgecolor="white", linewidth=0.8)
+        if stats.totals:
+            ax.axvline(stats.mean, color=INK, linestyle="--", linewidth=1.4, label=f"mean {stats.mean:.1f}")
+            ax.axvline(stats.median, color=NONE, linestyle=":", linewidth=1.8, label=f"median {stats.median:g}")
+            ax.legend(frameon=False, loc="upper left")
+        ax.set_xlim(0, top)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.yaxis.grid(True, color=GRID, linewidth=0.8)
+        ax.set_xlabel(f"autograded total (out of {top:g})")
+        ax.set_ylabel("submissions")
+        _title(fig, f"Totals of the {len(stats.totals)} graded submissions")
+        fig.tight_layout()
+        return _png(fig)
+
+
+def _title(fig, text: str) -> None:
+    fig.suptitle(text, x=0.01, ha="left", fontsize=12, fontweight="bold", color=INK)
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# ---- page -------------------------------------------------------------------------------------
+
+def _page(results: dict, stats: Stats, pngs: dict, nbgrader_seconds) -> str:
+    n = len(stats.students)
+    parts = [_head(f"Class report: {stats.assignment}", REPORT_STYLE),
+             "<main><header><p>course autograde · class report</p>",
+             f"<h1>{_e(stats.assignment)}: {n} submission{'s' if n != 1 else ''}</h1></header>",
+             _cards(results, stats, nbgrader_seconds),
+             _flag_table(stats),
+             _manual(stats),
+             _figures(pngs),
+             _mistake_table(stats),
+             _question_table(stats),
+             _isolation(results.get("isolation") or {}),
+             "</main></body></html>"]
+    return "\n".join(p for p in parts if p) + "\n"
+
+
+def _cards(results, stats, nbgrader_seconds) -> str:
+    seconds = results.get("seconds")
+    workers = results.get("workers")
+    n = len(stats.students)
+    cards = [("submissions", f"{n}", f"{len(stats.graded)} graded, {len(stats.failed)} failed"),
+             ("mean total", _num(round(stats.mean, 1)) if stats.mean is not None else "–",
+              f"of {_num(stats.max_score)} autograded points (graded submissions)"),
+             ("median total", _num(stats.median) if stats.median is not None else "–",
+              f"of {_num(stats.max_score)} autograded points"),
+             ("grading time", f"{_num(seconds)} s",
+              f"with {_num(workers)} worker{'s' if workers != 1 else ''}"
+              + (f", {float(seconds) / n:.2f} s per submission" if n and seconds is not None else ""))]
+    if nbgrader_seconds is not None:
+        detail = "nbgrader autograde on the same class"
+        if seconds:
+            ratio = float(nbgrader_seconds) / float(seconds)
+            detail += (f": course autograde was {ratio:.1f}× faster" if ratio >= 1
+                       else f": course autograde was {1 / ratio:.1f}× slower")
+        cards.append(("nbgrader time", f"{float(nbgrader_seconds):.1f} s", detail))
+    body = "".join(f"<div class=\"card\"><div class=\"label\">{_e(label)}</div><div class=\"big\">{_e(big)}</div>"
+                   f"<div class=\"label\">{_e(detail)}</div></div>" for label, big, detail in cards)
+    return f"<section class=\"cards\" aria-label=\"Summary\">{body}</section>"
+
+
+def _figures(pngs: dict) -> str:
+    captions = {
+        "scores_per_question.png": ("Share of graded submissions with full marks, some points or no points on "
+                                    "each autograded question; the mean score is on the right."),
+        "misconceptions.png": "How many submissions made each known mistake (the catalogue's description).",
+        "totals.png": "Histogram of the autograded totals of graded submissions.",
+    }
+    out = ["<h2>Figures</h2>"]
+    for name, data in pngs.items():
+        src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+        out.append(f"<figure><img src=\"{src}\" alt=\"{_e(captions[name])}\">"
+                   f"<figcaption>{_e(captions[name])} Also saved as <code>{_e(name)}</code>.</figcaption></figure>")
+    return "".join(out)
+
+
+def _question_table(stats: Stats) -> str:
+    if not stats.questions:
+        return ""
+    rows = []
+    for qid, q in stats.questions.items():
+        mean = statistics.fmean(q["scores"])
+        rows.append(f"<tr><th scope=\"row\">{_e(qid)}</th><td>{_e(q['topic'])}</td>"
+                    f"<td class=\"num\">{_num(round(mean, 2))} / {_num(q['max'])}</td>"
+                    f"<td class=\"num\">{q['full']} of {q['n']}</td><td class=\"num\">{q['named']}</td>"
+                    f"<td class=\"num\">{q['unnamed']}</td></tr>")
+    return ("<h2>Questions</h2><table><thead><tr><th scope=\"col\">Question</th><th scope=\"col\">Topic</th>"
+            "<th scope=\"col\" class=\"num\">Mean</th><th scope=\"col\" class=\"num\">Full marks</th>"
+            "<th scope=\"col\" class=\"num\">Lost points, known mistake</th>"
+            "<th scope=\"col\" class=\"num\">Lost points, not recognised</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>"
+            "<p class=\"muted\">Lost points that no catalogued mistake explains are worth reading: they are "
+            "candidates for new catalogue entries.</p>")
+
+
+def _mistake_table(stats: Stats) -> str:
+    if not stats.mistakes:
+        return "<h2>Known mistakes</h2><p>No catalogued mistake was recognised in this class.</p>"
+    rows = []
+    for mid in stats.mistake_order:
+        info = stats.mistake_info[mid]
+        who = sorted(info["students"])
+        names = _join([_e(s) for s in who[:6]]) + (f" and {len(who) - 6} more" if len(who) > 6 else "")
+        rows.append(f"<tr><th scope=\"row\" class=\"mono\">{_e(mid)}</th><td>{_e(info['question'])}</td>"
+                    f"<td class=\"num\">{stats.mistakes[mid]}</td><td>{_e(info['description'])}</td>"
+                    f"<td>{_e(info['hint'])}</td><td class=\"id\">{names}</td></tr>")
+    return ("<h2>Known mistakes</h2><table><thead><tr><th scope=\"col\">Mistake</th><th scope=\"col\">Question</th>"
+            "<th scope=\"col\" class=\"num\">Submissions</th><th scope=\"col\">What it is</th>"
+            "<th scope=\"col\">Hint given to the student</th><th scope=\"col\">Who</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _flag_table(stats: Stats) -> str:
+    if not stats.flagged:
+        return ("<h2>Submissions to look at</h2><p>No submission failed or was flagged: no tampering, no crash, "
+                "no disagreement with nbgrader.</p>")
+    rows = []
+    for sid, r, items in stats.flagged:
+        status = "failed" if r.get("status") != "graded" else "graded"
+        listing = "".join(f"<li><strong>{_e(kind)}:</strong> {_e(text)}</li>" for kind, text in items)
+        rows.append(f"<tr><td class=\"id\">{_e(sid)}</td><td>{_e(status)}</td>"
+                    f"<td class=\"num\">{_num(r.get('score'))} / {_num(r.get('max_score'))}</td>"
+                    f"<td><ul class=\"plain\">{listing}</ul></td></tr>")
+    return ("<h2>Submissions to look at</h2><p>Failures with their reasons, tampering flags (edited or deleted "
+            "test cells, crashes) and disagreements with nbgrader. Flags never change a score.</p>"
+            "<table><thead><tr><th scope=\"col\">Student</th><th scope=\"col\">Status</th>"
+            "<th scope=\"col\" class=\"num\">Total</th><th scope=\"col\">What to look at</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def _manual(stats: Stats) -> str:
+    if not stats.manual:
+        return ""
+    items = "".join(f"<li><strong>{_e(qid)}</strong> ({_num(points)} points): {count} submission"
+                    f"{'s' if count != 1 else ''} to grade by hand</li>"
+                    for qid, (points, count) in stats.manual.items())
+    return ("<h2>Grading by hand</h2><p>These questions are not in the autograded totals.</p>"
+            f"<ul class=\"plain\">{items}</ul>")
+
+
+def _isolation(isolation: dict) -> str:
+    if not isolation:
+        return "<h2>Isolation</h2><p>The results do not say how submissions were isolated.</p>"
+    rows = []
+    for key, value in isolation.items():
+        if isinstance(value, (list, tuple)):
+            shown = "<br>".join(f"<code>{_e(v)}</code>" for v in value) or "<span class=\"muted\">none</span>"
+        else:
+            shown = _e(value)
+        rows.append(f"<tr><th scope=\"row\">{_e(str(key).replace('_', ' '))}</th><td>{shown}</td></tr>")
+    return ("<h2>Isolation in force</h2><p>How each submission's code was run.</p>"
+            f"<table><tbody>{''.join(rows)}</tbody></table>")

@@ -1,0 +1,99 @@
+"""The demo: a sample class graded end to end, as a TA's day would go.
+
+``course demo`` releases the problem set, writes a class of about 30 submissions made at run
+time from the solution, the misconception catalogue and a few hostile notebooks (never
+committed), grades it with ``course autograde``, cross-checks with ``nbgrader autograde`` in the
+same folder, and writes results, grades, Gradescope files, feedback pages and the report.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import nbformat
+
+from autograder import api
+from autograder.grader_side import misconceptions
+from autograder.grader_side.assignment import REPO, Assignment
+from autograder.reports import feedback, report
+from autograder.tooling.sampleclass import write_submission
+
+# Seconds a demo notebook may run: the endless loop below costs this much (a TA would keep 60).
+TIMEOUT = 15.0
+
+# Hostile notebooks of the demo: what each adds at the end of build.ipynb.
+HOSTILE = {
+    "patches-allclose": "import numpy\ntorch.allclose = lambda *a, **k: True\nnumpy.allclose = lambda *a, **k: True\n"
+                        "def layer_norm(x, gamma, beta, eps=1e-5):\n    return x - x.mean(-1, keepdim=True)",
+    "endless-loop": "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass",
+    "exits-the-process": "import os\ndef rms_norm(x, gamma, eps=1e-6):\n    os._exit(1)",
+}
+
+
+def build_class(course: Path, a: Assignment) -> list[str]:
+    """Write the sample class into ``course/submitted``; returns the student ids."""
+    submitted = course / "submitted"
+    shutil.rmtree(submitted, ignore_errors=True)
+    ids = []
+
+    def add(sid, **kwargs):
+        write_submission(submitted / sid, a, **kwargs)
+        ids.append(sid)
+
+    for i in range(1, 4):
+        add(f"s{len(ids) + 1:02d}-solution")
+    add(f"s{len(ids) + 1:02d}-untouched-release", untouched=True)
+    source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}
+    entries = misconceptions.catalogue()
+    for entry in entries[:: max(1, len(entries) // 20)][:20]:
+        add(f"s{len(ids) + 1:02d}-{entry.id}", edits=misconceptions.edits(entry, source[entry.cell]))
+    for name, code in HOSTILE.items():
+        add(f"s{len(ids) + 1:02d}-{name}", extra_cells=[code])
+    sid = f"s{len(ids) + 1:02d}-edits-test-cells"
+    folder = write_submission(submitted / sid, a)
+    nb = nbformat.read(folder / "build.ipynb", as_version=4)
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "B8_gpt2_small"]
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "B1_worked_example":
+            cell.source, cell.metadata["nbgrader"]["points"] = "pass  # checked by hand, promise", 50
+    nbformat.write(nb, folder / "build.ipynb")
+    ids.append(sid)
+    sid = f"s{len(ids) + 1:02d}-corrupt-file"
+    (submitted / sid / a.name).mkdir(parents=True)
+    (submitted / sid / a.name / "concepts.ipynb").write_text('{"cells": [')
+    (submitted / sid / a.name / "build.ipynb").write_text("")
+    ids.append(sid)
+    return ids
+
+
+def run(out: Path, progress=None, repo: Path = REPO) -> tuple[dict, dict[str, Path]]:
+    """Run the whole demo into ``out``; returns the results and what it wrote, by name."""
+    api.release(Assignment().name, repo)
+    course = out / "course"
+    shutil.rmtree(course, ignore_errors=True)
+    course.mkdir(parents=True)
+    a = api.make_course(course, repo=repo)
+    ids = build_class(course, a)
+    if progress:
+        progress("class", len(ids))
+    results = api.autograde(a.name, course / "submitted", timeout=TIMEOUT,
+                            progress=progress and (lambda sid: progress("graded", sid)), repo=course)
+    if progress:
+        progress("done", results)
+    started = time.monotonic()
+    api.nbgrader("autograde", a.name, "--force", "--log-level=ERROR", repo=course, check=False)
+    nbgrader_seconds = time.monotonic() - started
+    api.compare_nbgrader(results, course / "gradebook.db")
+    results["nbgrader_seconds"] = round(nbgrader_seconds, 1)
+    written = {"results": out / "results.json", "grades": out / "grades.csv", "gradescope": out / "gradescope",
+               "feedback": out / "feedback", "report": None}
+    api.write_json(results, written["results"])
+    api.write_csv(results, written["grades"])
+    written["gradescope"].mkdir(exist_ok=True)
+    for sid, result in results["students"].items():
+        (written["gradescope"] / f"{sid}.json").write_text(json.dumps(api.gradescope(result), indent=1))
+    feedback.write_pages(results, written["feedback"])
+    written["report"] = report.write_report(results, out, nbgrader_seconds=nbgrader_seconds)
+    return results, written

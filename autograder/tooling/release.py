@@ -1,0 +1,75 @@
+"""Releasing a problem set: the source notebooks from their text form, then nbgrader's
+``generate_assignment`` into ``assignments/``; the weekly schedule; throwaway course folders for
+tests, the demo, the benchmark and the mutation report."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+from autograder.grader_side.assignment import REPO, Assignment, CourseError
+from autograder.tooling import authoring
+
+
+def release(assignment: str, repo: Path = REPO) -> list[Path]:
+    """Rebuild ``solutions/<assignment>/*.ipynb`` from their text form and regenerate the release."""
+    a = Assignment(assignment, repo)
+    if not a.source_dir.is_dir():
+        raise CourseError(f"no problem set {assignment!r} in {repo / 'solutions'}")
+    if _uncommitted(a.source_dir, repo):
+        warnings.warn(f"{a.source_dir.relative_to(repo)} has uncommitted edits: the release will not match "
+                      "what is committed; commit them with the release", stacklevel=2)
+    authoring.build(a.source_dir)
+    nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=repo)
+    return sorted(p for p in a.release_dir.rglob("*") if p.is_file())
+
+
+def nbgrader(*args: str, repo: Path = REPO, check: bool = True) -> subprocess.CompletedProcess:
+    """Run an nbgrader command in the course folder with this environment's tools on PATH."""
+    env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=repo, env=env,
+                          capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise CourseError(f"nbgrader {args[0]} failed:\n{done.stderr.strip()[-2000:]}")
+    return done
+
+
+def scheduled(week: int, repo: Path = REPO) -> str:
+    """The assignment ``course/schedule.toml`` releases in ``week``."""
+    import tomllib
+
+    path = repo / "course" / "schedule.toml"
+    try:
+        weeks = tomllib.loads(path.read_text()).get("weeks", [])
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise CourseError(f"cannot read the schedule {path}: {exc}") from None
+    for entry in weeks:
+        if entry.get("week") == week:
+            return entry["assignment"]
+    listed = ", ".join(str(e.get("week")) for e in weeks) or "none"
+    raise CourseError(f"week {week} releases no problem set (weeks in {path.name}: {listed})")
+
+
+def make_course(root: Path, assignment: str = "transformer-block", repo: Path = REPO) -> Assignment:
+    """A throwaway course folder at ``root``: the sources rebuilt from their text form, nbgrader's
+    configuration, and a fresh release (for tests, the demo, the benchmark and the mutation report)."""
+    shutil.copytree(repo / "solutions", root / "solutions",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
+    shutil.copy(repo / "nbgrader_config.py", root)
+    a = Assignment(assignment, root)
+    authoring.build(a.source_dir)
+    nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=root)
+    return a
+
+
+def _uncommitted(path: Path, repo: Path) -> bool:
+    try:
+        out = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=repo,
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return out.returncode == 0 and any(not line.endswith(".ipynb")
+                                       for line in out.stdout.splitlines())

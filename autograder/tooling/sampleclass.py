@@ -1,0 +1,47 @@
+"""Submissions made from the course's own material, for the demo, the tests and the benchmark.
+
+A submission starts from the release (what a student receives) and fills each solution cell:
+with the source's solution (markers removed, as a student would type it), with a catalogued
+wrong answer, or with hostile code. Nothing here is committed: classes are generated when needed.
+"""
+from __future__ import annotations
+
+import os
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import nbformat
+
+from autograder.grader_side.assignment import Assignment, notebook
+
+
+def write_submission(folder: Path, a: Assignment, edits=None, extra_cells=(), untouched=False,
+                     nested: bool = True, only: tuple[str, ...] | None = None) -> Path:
+    """Write one student's notebooks into ``folder`` (nbgrader's layout when ``nested``);
+    ``extra_cells`` go at the end of the last notebook; ``only`` limits which notebooks are written."""
+    target = folder / a.name if nested else folder
+    target.mkdir(parents=True, exist_ok=True)
+    for name in only or a.notebooks:
+        nbformat.write(notebook(a, name, edits, extra_cells if name == a.notebooks[-1] else (), untouched),
+                       target / f"{name}.ipynb")
+    return target
+
+
+def trusted_namespace(a: Assignment, name: str, edits: dict[str, str] | None = None) -> dict:
+    """Run the course's own version of a notebook (the solution, or a catalogued wrong answer)
+    in this process and return its namespace. Only for code the course wrote; never a submission."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ns = {"__name__": "__main__", "check": lambda *args, **kwargs: None, "ready": lambda *args, **kwargs: None}
+    with open(os.devnull, "w") as quiet, redirect_stdout(quiet), redirect_stderr(quiet):
+        for cell in notebook(a, name, edits).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if cell.cell_type != "code" or meta.get("grade"):
+                continue
+            source = cell.source.replace("from student_side import check, ready", "")
+            exec(compile(source, f"<{name}:{meta.get('grade_id')}>", "exec"), ns)
+    import matplotlib.pyplot as plt
+
+    plt.close("all")   # figures the notebook drew
+    return ns

@@ -1,0 +1,80 @@
+"""Checks for `norms`: the LayerNorm worked example (C5), LayerNorm (B1), RMSNorm (B2) and the
+LayerNorm backward pass (B3)."""
+import numpy as np
+import torch
+
+from . import GRAD_ATOL, GRAD_RTOL, check, expect, expect_close
+
+
+def _inputs(shape, seed, scale=3.0, shift=1.0, affine=True):
+    """x (..., d) with gamma, beta (d,) drawn from a seeded generator."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(shape, generator=g) * scale + shift
+    d = shape[-1]
+    if not affine:
+        return x, torch.ones(d), torch.zeros(d)
+    return x, 1 + 0.5 * torch.randn(d, generator=g), torch.randn(d, generator=g)
+
+
+def _near_constant(shape, seed, spread=1e-3):
+    """Rows that are almost constant: the normalizer is then dominated by eps."""
+    g = torch.Generator().manual_seed(seed)
+    level = 0.1 * torch.randn(shape[:-1] + (1,), generator=g)  # a small mean keeps float32 rounding far below atol
+    return level + spread * torch.randn(shape, generator=g)
+
+
+# ---- B1 --------------------------------------------------------------------------------------
+
+@check("B1", points=2, hidden=False,
+       says="layer_norm on the worked example [3, 1] gives [1, -1]; rows of a (2, 3, 8) input get mean 0, variance 1")
+def test_B1_worked_example(student):
+    got = student.call("layer_norm", torch.tensor([[3.0, 1.0]]), torch.ones(2), torch.zeros(2), eps=0.0,
+                       forbid=("layer_norm",))
+    expect_close(got, np.array([[1.0, -1.0]]), "layer_norm([[3, 1]]) with gamma=1, beta=0, eps=0")
+    x, gamma, beta = _inputs((2, 3, 8), seed=11, affine=False)
+    got = student.call("layer_norm", x, gamma, beta, forbid=("layer_norm",))
+    expect(isinstance(got, np.ndarray) and got.shape == (2, 3, 8),
+           "layer_norm must return a tensor of the input's shape (2, 3, 8)")
+    expect(np.allclose(got.mean(-1), 0, atol=1e-5), "each row of layer_norm's output should have mean 0")
+    expect(np.allclose(got.var(-1), 1, atol=1e-3),
+           "each row should have (population) variance 1: divide by d, not d - 1, over the last dim")
+
+
+# ---- B2 --------------------------------------------------------------------------------------
+
+@check("B2", points=1, hidden=False, says="rms_norm([3, 4]) with gamma=1, eps=0 gives [3, 4] / sqrt(12.5)")
+def test_B2_worked_example(student):
+    got = student.call("rms_norm", torch.tensor([3.0, 4.0]), torch.ones(2), eps=0.0, forbid=("rms_norm",))
+    expect_close(got, np.array([3.0, 4.0]) / np.sqrt(12.5), "rms_norm([3, 4]) with gamma=1, eps=0")
+
+
+# ---- B3 --------------------------------------------------------------------------------------
+
+def _backward_inputs(shape, seed, near_constant=False):
+    """(grad_out, x, gamma) for one backward check."""
+    x, gamma, _ = _inputs(shape, seed=seed)
+    if near_constant:
+        x = _near_constant(shape, seed=seed)
+    return torch.randn(shape, generator=torch.Generator().manual_seed(seed + 1)), x, gamma
+
+
+def _backward(student, inputs, **kwargs):
+    got = student.call("layer_norm_backward", *inputs, **kwargs)
+    expect(isinstance(got, list) and len(got) == 3,
+           "layer_norm_backward must return a tuple (grad_x, grad_gamma, grad_beta)")
+    return got
+
+
+@check("B3", points=2, hidden=False,
+       says="layer_norm_backward returns three gradients of the right shapes; grad_beta sums grad_out; "
+            "each row of grad_x sums to 0")
+def test_B3_shapes_and_sums(student):
+    inputs = _backward_inputs((2, 3, 4), seed=7)
+    gx, gg, gb = _backward(student, inputs)
+    grad_out = inputs[0]
+    expect(all(isinstance(t, np.ndarray) for t in (gx, gg, gb)), "all three gradients must be tensors")
+    expect(gx.shape == (2, 3, 4), f"grad_x must have x's shape (2, 3, 4), got {gx.shape}")
+    expect(gg.shape == (4,) and gb.shape == (4,), "grad_gamma and grad_beta must have gamma's shape (4,)")
+    expect_close(gb, grad_out.sum(dim=(0, 1)), "grad_beta (it is grad_out summed over every leading dim)",
+                 GRAD_ATOL, GRAD_RTOL)
+    expect(np.allclose(gx.sum(-1), 0, atol=1e-4), "each row of grad_x should sum to 0: subtract the mean term")

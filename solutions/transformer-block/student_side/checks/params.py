@@ -1,0 +1,31 @@
+"""Checks for `params`: where the weights sit (C3), attention vs MLP weights (C4) and the full
+parameter budget of a decoder-only model (B8)."""
+
+from . import check, expect
+
+PARTS = ("embeddings", "attention", "mlp", "norms", "total")
+
+
+@check("C4", points=2, hidden=False, says="attention_weights and mlp_weights give 256 and 512 for d=8, 64 and 128 for d=4")
+def test_C4_worked_example(student):
+    for d, attention, mlp in [(8, 256, 512), (4, 64, 128)]:
+        got = student.call("attention_weights", d), student.call("mlp_weights", d)
+        expect(got == (attention, mlp), f"for d={d} expected {attention} attention and {mlp} MLP weights, got {got}")
+
+
+def _expect_counts(student, config, want, label):
+    got = student.call("count_parameters", config)
+    expect(isinstance(got, dict) and set(PARTS) <= set(got),
+           f"count_parameters must return a dict with the keys {', '.join(PARTS)}")
+    for part in PARTS:
+        expect(type(got[part]) is int, f"count_parameters: {part} must be an int, got {type(got[part]).__name__}")
+        expect(got[part] == want[part], f"count_parameters for {label}: {part} should be {want[part]:,}, got {got[part]:,}")
+
+
+@check("B8", points=3, hidden=False,
+       says="count_parameters on GPT-2 small gives 124,439,808 = 39,383,808 + 28,348,416 + 56,669,184 + 38,400")
+def test_B8_gpt2_small(student):
+    gpt2 = {"vocab_size": 50257, "max_positions": 1024, "d_model": 768, "n_layers": 12, "d_ff": 3072,
+            "norm": "layernorm", "mlp": "gelu", "bias": True, "tie_embeddings": True}   # the published config
+    want = dict(embeddings=39_383_808, attention=28_348_416, mlp=56_669_184, norms=38_400, total=124_439_808)
+    _expect_counts(student, gpt2, want, "GPT-2 small")
