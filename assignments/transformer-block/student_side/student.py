@@ -19,10 +19,6 @@ class CheckFailed(AssertionError):
     """A check did not pass; the message is written for the student."""
 
 
-class StudentCrashed(Exception):
-    """The process running the submission died; the grader restarts it for the next check."""
-
-
 def function_arg(kind: str, **weights) -> dict:
     """A function argument for student code, rebuilt next to it by ``callables.build``."""
     return {"__function__": {"kind": kind, **weights}}

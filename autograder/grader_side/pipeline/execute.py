@@ -8,9 +8,13 @@ at most ``MAX_RESTARTS`` times per notebook.
 from autograder.grader_side import checks
 from autograder.grader_side.pipeline.submission import Outcome
 from autograder.grader_side.sandbox import ChildDied
-from autograder.student_side.student import CheckFailed, Student, StudentCrashed
+from autograder.student_side.student import CheckFailed, Student
 
 MAX_RESTARTS = 4
+
+
+class StudentCrashed(Exception):
+    """The process running the submission died; a fresh one is started for the next question."""
 
 
 def run(sub, env):
