@@ -215,6 +215,7 @@ def _hostile_results() -> dict:
             "students": {evil: result, "plain": {**result, "disagreements": []}}}
 
 
+@pytest.mark.filterwarnings("ignore:Tight layout not applied")  # a figure label full of markup
 def test_everything_from_the_results_is_escaped(tmp_path):
     results = _hostile_results()
     page = feedback.page(HOSTILE, results["students"][HOSTILE], assignment=HOSTILE)
@@ -230,6 +231,7 @@ def test_everything_from_the_results_is_escaped(tmp_path):
     assert f"sent to a TA for review: “{HOSTILE}”" in _text(report_page)
 
 
+@pytest.mark.filterwarnings("ignore:Tight layout not applied")  # a figure label full of markup
 def test_hostile_text_stays_text_in_the_browser(tmp_path):
     """Both pages, rendered: no element the results wrote, no script ran, the text is all there."""
     _need_chromium()

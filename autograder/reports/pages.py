@@ -90,16 +90,14 @@ def points_lost(question: dict) -> bool:
 
 
 def hand_graded(result: dict) -> list[dict]:
-    """What a TA grades by hand in one result, as {"question", "points", "review", "reason"}: the
-    questions the contract leaves to a TA (``review`` false), then the questions with an answer the
-    grader sent to a TA for review (``review`` true)."""
+    """What a TA grades by hand in one result, as {"question", "points", "review"}: the questions the
+    contract leaves to a TA (``review`` false), then the questions of ``needs_manual_grade`` with an
+    answer the grader sent to a TA for review (``review`` true; the check's ``review`` quotes it)."""
     questions = result.get("questions") or {}
-    found = {str(qid): {"question": str(qid), "points": q.get("max_score"), "review": False, "reason": ""}
+    found = {str(qid): {"question": str(qid), "points": q.get("max_score"), "review": False}
              for qid, q in questions.items() if q.get("manual")}
-    for item in result.get("needs_manual_grade") or []:
-        qid, reason = (item.get("question"), item.get("reason")) if isinstance(item, dict) else (item, None)
-        qid = str(qid)
+    for qid in map(str, result.get("needs_manual_grade") or []):
         if qid not in found:
             found[qid] = {"question": qid, "points": (questions.get(qid) or {}).get("max_score"),
-                          "review": not (qid in QUESTIONS and QUESTIONS[qid].manual), "reason": str(reason or "")}
+                          "review": not (qid in QUESTIONS and QUESTIONS[qid].manual)}
     return list(found.values())

@@ -102,23 +102,18 @@ class Stats:
         self.manual: dict[str, list] = {}
         self.reviews: list[dict] = []
         for sid, r in self.students.items():
-            sent = []
-            for qid, q in (r.get("questions") or {}).items():
-                sent += [{"student": str(sid), "question": str(qid), "check": str(row.get("id", "")),
-                          "answer": str(row["review"]), "reason": ""} for row in q.get("checks") or [] if row.get("review")]
+            sent = [{"student": str(sid), "question": str(qid), "check": str(row.get("id", "")),
+                     "answer": str(row["review"])}
+                    for qid, q in (r.get("questions") or {}).items() for row in q.get("checks") or []
+                    if row.get("review")]
             for grade in pages.hand_graded(r):
-                if grade["review"]:
-                    rows = [row for row in sent if row["question"] == grade["question"]]
-                    for row in rows:
-                        row["reason"] = row["reason"] or grade["reason"]
-                    if not rows:
-                        sent.append({"student": str(sid), "question": grade["question"], "check": "", "answer": "",
-                                     "reason": grade["reason"] or "sent to a TA for review"})
-                    continue
-                points = grade["points"]
-                if points is None and grade["question"] in QUESTIONS:
-                    points = QUESTIONS[grade["question"]].points
-                self.manual.setdefault(grade["question"], [points, 0])[1] += 1
+                if not grade["review"]:
+                    points = grade["points"]
+                    if points is None and grade["question"] in QUESTIONS:
+                        points = QUESTIONS[grade["question"]].points
+                    self.manual.setdefault(grade["question"], [points, 0])[1] += 1
+                elif not any(row["question"] == grade["question"] for row in sent):
+                    sent.append({"student": str(sid), "question": grade["question"], "check": "", "answer": ""})
             self.reviews += sent
 
         self.flagged: list[tuple[str, dict, list[tuple[str, str]]]] = []
