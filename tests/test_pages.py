@@ -335,6 +335,7 @@ def test_pages_inline_their_css_file(graded):
     assert (pages.STATIC / "report.css").read_text(encoding="utf-8") in report_path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_wheel_ships_the_templates(tmp_path):
     """A non-editable install has the templates and CSS and renders a page from them."""
     source = tmp_path / "src"
