@@ -10,6 +10,10 @@ feedback HTML, hidden tests included (their ``### BEGIN HIDDEN TESTS`` code and 
 Ours must not: a page is made from the results document only, and these tests check that no line
 of a hidden check's source and no line of the reference solutions appears in any page.
 
+The pages come from Jinja2 templates with autoescaping (``autograder/reports/templates``); a
+results document full of markup (a student id, a message, a misconception, a TA review) renders as
+text in both pages. No Python file writes HTML, and a wheel ships the templates and the CSS.
+
 The screenshots are kept in ``tests/artifacts/`` (git-ignored) to look at.
 """
 from __future__ import annotations
@@ -21,21 +25,27 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 import tempfile
+import zipfile
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from autograder import api
 from autograder.grader_side import checks, contract, misconceptions
 from autograder.grader_side.assignment import REPO
-from autograder.reports import feedback, report
+from autograder.reports import feedback, pages, report
 from autograder.tooling.sampleclass import write_submission
 
 ARTIFACTS = Path(__file__).parent / "artifacts"
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 # An id that is HTML when not escaped (an <img> whose onerror would run), with a quote and an ampersand.
 INJECTED = "<img src=x onerror=alert(1)> o'neil & co"
+# Markup that, if it ever became markup, would leave data-ran="1" on the page's root element.
+HOSTILE = ('<script>document.documentElement.dataset.ran = 1</script>'
+           '<img src=x onerror="document.documentElement.dataset.ran = 1"> & \'')
 WRONG = {"sample_variance": ("B1-sample-variance", "C5-sample-std"), INJECTED: ("B1-eps-outside-sqrt",)}
 MIN_LINE = 24   # shorter source lines are too generic to mean anything when found
 
@@ -64,25 +74,29 @@ def graded(tmp_path_factory, course, assignment):
     (submissions / "unreadable").mkdir()
     (submissions / "unreadable" / "concepts.ipynb").write_text("{not json")
     results = api.autograde("transformer-block", submissions, timeout=30.0, repo=course)
-    pages = dict(zip(results["students"], feedback.write_pages(results, root / "feedback")))
+    by_student = dict(zip(results["students"], feedback.write_pages(results, root / "feedback")))
     path = report.write_report(results, root / "report", nbgrader_seconds=42.0)
-    return results, pages, path
+    return results, by_student, path
 
 
 @pytest.fixture(scope="module")
 def rendered(graded, tmp_path_factory):
     """name -> (screenshot path, DOM) for the injected student's feedback page and the report."""
-    if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
-        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM=/path/to/it)")
-    _, pages, report_path = graded
+    _need_chromium()
+    _, by_student, report_path = graded
     out = tmp_path_factory.mktemp("shots")
     ARTIFACTS.mkdir(exist_ok=True)
     shown = {}
-    for name, page in (("feedback", pages[INJECTED]), ("report", report_path)):
+    for name, page in (("feedback", by_student[INJECTED]), ("report", report_path)):
         shot, dom = _render(page, out / f"{name}.png", height=1600 if name == "feedback" else 2400)
         shutil.copy(shot, ARTIFACTS / f"{name}.png")
         shown[name] = (shot, dom)
     return shown
+
+
+def _need_chromium() -> None:
+    if not Path(CHROMIUM).exists() and not shutil.which(CHROMIUM):
+        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM=/path/to/it)")
 
 
 def _render(page: Path, shot: Path, height: int) -> tuple[Path, str]:
@@ -142,7 +156,7 @@ def _png_size(path: Path) -> tuple[int, int]:
 # ---- the class behaves as its tests expect ---------------------------------------------------------
 
 def test_the_class_covers_every_kind_of_page(graded):
-    results, pages, _ = graded
+    results, by_student, _ = graded
     students = results["students"]
     assert set(students) == {"reference", "untouched", "sample_variance", "unreadable", INJECTED}
     assert students["reference"]["score"] == students["reference"]["max_score"]
@@ -155,17 +169,17 @@ def test_the_class_covers_every_kind_of_page(graded):
 # ---- pages as files -------------------------------------------------------------------------------
 
 def test_a_page_per_student_inside_the_folder(graded):
-    results, pages, _ = graded
-    assert set(pages) == set(results["students"])
-    folders = {path.parent for path in pages.values()}
-    assert len(folders) == 1 and len(set(pages.values())) == len(pages)
-    assert all(path.is_file() and path.suffix == ".html" for path in pages.values())
-    assert pages["reference"].name == "reference.html"
-    assert "<" not in pages[INJECTED].name and "'" not in pages[INJECTED].name
-    failed = _text(pages["unreadable"].read_text())
+    results, by_student, _ = graded
+    assert set(by_student) == set(results["students"])
+    folders = {path.parent for path in by_student.values()}
+    assert len(folders) == 1 and len(set(by_student.values())) == len(by_student)
+    assert all(path.is_file() and path.suffix == ".html" for path in by_student.values())
+    assert by_student["reference"].name == "reference.html"
+    assert "<" not in by_student[INJECTED].name and "'" not in by_student[INJECTED].name
+    failed = _text(by_student["unreadable"].read_text())
     assert "We could not grade this submission" in failed
     assert all(part in failed for part in results["students"]["unreadable"]["reason"].split("; "))
-    assert "Full marks on every autograded question" in _text(pages["reference"].read_text())
+    assert "Full marks on every autograded question" in _text(by_student["reference"].read_text())
 
 
 def test_ids_that_are_paths_stay_in_the_folder(tmp_path):
@@ -181,24 +195,56 @@ def test_ids_that_are_paths_stay_in_the_folder(tmp_path):
     assert "report.html" not in {p.name for p in written}
 
 
-def test_everything_from_the_results_is_escaped():
-    evil = "<script>alert(1)</script>"
-    result = {"status": "graded", "reason": evil, "score": 1.0, "max_score": 8.0,
-              "flags": [evil], "load_errors": {"build": [evil]}, "needs_manual_grade": ["C8"],
-              "questions": {"B1": {"score": 1.0, "max_score": 8.0, "misconception": {"id": evil, "description": evil, "hint": evil},
-                                   "feedback": [f"This looks like a known mistake: {evil} Hint: {evil}"],
-                                   "checks": [{"id": evil, "score": 0.0, "max_score": 7.0, "hidden": True,
-                                               "passed": False, "message": f"`{evil}` {evil}"}]},
-                            "C8": {"score": None, "max_score": 4.0, "manual": True, "misconception": None,
-                                   "feedback": ["graded by hand by a TA"]}}}
-    page = feedback.page(evil, result, assignment=evil)
-    assert "<script" not in page.lower()
-    assert page.count("&lt;script&gt;alert(1)&lt;/script&gt;") >= 8
-    results = {"assignment": evil, "isolation": {evil: [evil]}, "workers": 1, "seconds": 1.0,
-               "students": {evil: {**result, "disagreements": [evil]}}}
-    with tempfile.TemporaryDirectory() as tmp:
-        text = report.write_report(results, Path(tmp)).read_text()
-    assert "<script" not in text.lower() and "&lt;script&gt;" in text
+def _hostile_results() -> dict:
+    """A results document with markup in every field that is shown: id, reason, messages, mistake, review."""
+    evil = HOSTILE
+    checks = [{"id": evil, "score": 0.0, "max_score": 7.0, "hidden": True, "passed": False,
+               "message": f"`{evil}` {evil}", "review": None}]
+    review = [{"id": "C2_answer", "score": 0.0, "max_score": 2.0, "hidden": True, "passed": False,
+               "message": evil, "review": evil}]
+    result = {"status": "graded", "reason": evil, "score": 1.0, "max_score": 14.0, "flags": [evil],
+              "load_errors": {"build": [evil]}, "needs_manual_grade": ["C8", "C2"], "disagreements": [evil],
+              "questions": {
+                  "C2": {"score": 0.0, "max_score": 2.0, "feedback": [evil], "checks": review,
+                         "misconception": None, "manual": False},
+                  "B1": {"score": 1.0, "max_score": 8.0, "feedback": [evil, evil], "checks": checks,
+                         "misconception": {"id": evil, "description": evil, "hint": evil}, "manual": False},
+                  "C8": {"score": None, "max_score": 4.0, "manual": True, "misconception": None,
+                         "feedback": ["graded by hand by a TA"], "checks": []}}}
+    return {"assignment": evil, "isolation": {evil: [evil], "mode": evil}, "workers": 1, "seconds": 1.0,
+            "students": {evil: result, "plain": {**result, "disagreements": []}}}
+
+
+@pytest.mark.filterwarnings("ignore:Tight layout not applied")  # a figure label full of markup
+def test_everything_from_the_results_is_escaped(tmp_path):
+    results = _hostile_results()
+    page = feedback.page(HOSTILE, results["students"][HOSTILE], assignment=HOSTILE)
+    report_page = report.write_report(results, tmp_path).read_text(encoding="utf-8")
+    for text in (page, report_page):
+        assert "<script" not in text.lower() and "<img src=x" not in text.lower()
+    # id (title, heading), reason, mistake id, description and hint, check id, message (twice), review,
+    # cell error, flag and the question's review line: every one of them shows as text
+    assert _text(page).count(HOSTILE) >= 12
+    assert f"sent to a TA for review: “{HOSTILE}”" in _text(page)
+    assert "Your answer to C2 was sent to a TA for review" in _text(page)
+    assert _text(report_page).count(HOSTILE) >= 10
+    assert f"sent to a TA for review: “{HOSTILE}”" in _text(report_page)
+
+
+@pytest.mark.filterwarnings("ignore:Tight layout not applied")  # a figure label full of markup
+def test_hostile_text_stays_text_in_the_browser(tmp_path):
+    """Both pages, rendered: no element the results wrote, no script ran, the text is all there."""
+    _need_chromium()
+    results = _hostile_results()
+    page, = [p for p in feedback.write_pages(results, tmp_path / "feedback") if p.stem != "plain"]
+    report_path = report.write_report(results, tmp_path / "report")
+    ARTIFACTS.mkdir(exist_ok=True)
+    for name, path, images in (("feedback", page, 0), ("report", report_path, 3)):
+        shot, dom = _render(path, tmp_path / f"hostile-{name}.png", height=1600)
+        shutil.copy(shot, ARTIFACTS / f"hostile-{name}.png")
+        assert "<script" not in dom.lower() and "data-ran" not in dom, name
+        assert dom.lower().count("<img") == images, name
+        assert f"sent to a TA for review: “{HOSTILE}”" in _text(dom), name
 
 
 # ---- in the browser ------------------------------------------------------------------------------
@@ -241,14 +287,82 @@ def test_report_renders_with_its_figures_and_tables(graded, rendered):
 
 
 def test_no_hidden_check_or_reference_code_in_any_page(graded, rendered):
-    _, pages, report_path = graded
-    texts = {str(path.name): _text(path.read_text()) for path in [*pages.values(), report_path]}
+    _, by_student, report_path = graded
+    texts = {str(path.name): _text(path.read_text()) for path in [*by_student.values(), report_path]}
     texts.update({f"rendered {name}": _text(dom) for name, (_, dom) in rendered.items()})
     secret = _secret_lines()
     assert len(secret) > 100
     leaks = [f"{where} in {page}: {line}" for page, text in texts.items() for line, where in secret.items()
              if line in text]
     assert not leaks, "\n".join(leaks[:20])
+
+
+# ---- the pages' source: templates, not Python ------------------------------------------------------
+
+MARKUP = re.compile(r"<(html|head|body|main|header|footer|section|div|span|p|a|ul|ol|li|table|thead|tbody|tr|"
+                    r"th|td|h[1-6]|img|figure|figcaption|style|script|meta|title|code|strong|em|small|br)[\s>/]",
+                    re.I)
+
+
+def test_no_python_file_writes_html():
+    sources = sorted((REPO / "autograder").rglob("*.py"))
+    assert len(sources) > 20
+    found = [f"{path.relative_to(REPO)}:{n}: {line.strip()}" for path in sources
+             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if MARKUP.search(line)]
+    assert not found, "HTML belongs in autograder/reports/templates:\n" + "\n".join(found)
+    # the check itself finds markup where there is some
+    assert MARKUP.search((pages.TEMPLATES / "feedback.html.j2").read_text())
+
+
+def test_templates_escape_and_refuse_undefined_names():
+    env = pages.environment()
+    names = env.list_templates()
+    assert {"feedback.html.j2", "report.html.j2"} <= set(names)
+    assert callable(env.autoescape) and all(env.autoescape(name) for name in names)
+    assert env.from_string("{{ x }}").render(x="<b>") == "&lt;b&gt;"
+    assert env.undefined is jinja2.StrictUndefined
+    with pytest.raises(jinja2.UndefinedError):
+        pages.render("feedback.html.j2", student="x")
+
+
+def test_pages_inline_their_css_file(graded):
+    _, pages_by_student, report_path = graded
+    css = (pages.STATIC / "page.css").read_text(encoding="utf-8")
+    for path in (pages_by_student["reference"], report_path):
+        text = path.read_text(encoding="utf-8")
+        assert css in text, f"{path.name} does not carry static/page.css verbatim"
+        assert "<link" not in text and "src=\"http" not in text
+    assert (pages.STATIC / "report.css").read_text(encoding="utf-8") in report_path.read_text(encoding="utf-8")
+
+
+@pytest.mark.slow
+def test_a_wheel_ships_the_templates(tmp_path):
+    """A non-editable install has the templates and CSS and renders a page from them."""
+    source = tmp_path / "src"
+    for part in ("pyproject.toml", "autograder", "solutions/reference"):
+        copy = shutil.copytree if (REPO / part).is_dir() else shutil.copy
+        (source / part).parent.mkdir(parents=True, exist_ok=True)
+        copy(REPO / part, source / part, **({"ignore": shutil.ignore_patterns("__pycache__")}
+                                            if (REPO / part).is_dir() else {}))
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
+                           "--quiet", "-w", str(tmp_path / "dist"), str(source)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    wheel, = (tmp_path / "dist").glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {f"autograder/reports/{p.relative_to(pages.HERE).as_posix()}"
+               for p in [*pages.TEMPLATES.glob("*.html.j2"), *pages.STATIC.glob("*.css")]}
+    assert len(shipped) >= 4 and shipped <= names, sorted(shipped - names)
+    site = tmp_path / "site"
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--quiet",
+                           "--target", str(site), str(wheel)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    script = ("import autograder.reports.feedback as f; print(f.__file__); "
+              "print(f.page('s1', {'status': 'failed', 'reason': 'x', 'score': 0, 'max_score': 1}))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
+                          env={**os.environ, "PYTHONPATH": str(site)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    where, text = done.stdout.split("\n", 1)
+    assert Path(where).is_relative_to(site) and "We could not grade this submission" in text
 
 
 # ---- the report's files ----------------------------------------------------------------------------

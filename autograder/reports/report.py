@@ -5,11 +5,12 @@ earned full, partial or no marks per question), ``misconceptions.png`` (how ofte
 mistake was recognised) and ``totals.png`` (histogram of totals). The page embeds the figures as
 well, so it can be mailed or moved on its own. It shows the class size and totals, the grading
 time (and nbgrader's, when given), the isolation the grader ran under, the misconceptions with
-their descriptions and hints, and every submission a TA should look at.
+their descriptions and hints, the answers sent to a TA for review, and every submission a TA
+should look at.
 
-Everything taken from the results is HTML-escaped; the same results give the same bytes (no
-timestamp, fixed sizes, PNGs without metadata). Figures use matplotlib's Agg canvas directly:
-no display, no pyplot state.
+The page is ``templates/report.html.j2`` rendered with autoescaping (see ``pages``); the same
+results give the same bytes (no timestamp, fixed sizes, PNGs without metadata). Figures use
+matplotlib's Agg canvas directly: no display, no pyplot state.
 """
 from __future__ import annotations
 
@@ -19,27 +20,14 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from autograder.reports.feedback import CONCEPT_WORDS, _e, _head, _join, _num
+from autograder.grader_side.contract import QUESTIONS
+from autograder.reports import pages
 
 FIGURES = ("scores_per_question.png", "misconceptions.png", "totals.png")
 
 # Okabe-Ito colours: told apart with every common colour-vision deficiency.
 FULL, PARTIAL, NONE = "#009E73", "#F0E442", "#D55E00"
 BLUE, INK, GRID = "#0072B2", "#1f2933", "#d9e2ec"
-
-REPORT_STYLE = """
-main { max-width: 1120px; }
-.cards { display: grid; grid-template-columns: repeat(auto-fit, minmax(200px, 1fr)); gap: 14px; }
-.cards .card { padding: 16px 20px; }
-.cards .big { font-size: 2rem; font-weight: 700; line-height: 1.2; }
-.cards .label { color: var(--muted); font-size: .92rem; }
-figure { margin: 16px 0; background: #fff; border: 1px solid var(--line); border-radius: 10px; padding: 12px; }
-figure img { display: block; max-width: 100%; height: auto; margin: 0 auto; }
-figcaption { color: var(--muted); font-size: .92rem; margin-top: 6px; }
-td ul.plain { margin: 0; padding-left: 18px; }
-td.id { overflow-wrap: anywhere; min-width: 140px; max-width: 240px; font-weight: 600; }
-.muted { color: var(--muted); }
-"""
 
 
 def write_report(results: dict, folder: Path, nbgrader_seconds: float | None = None) -> Path:
@@ -62,8 +50,6 @@ class Stats:
     """What the report shows, computed once from the results."""
 
     def __init__(self, results: dict):
-        from autograder.grader_side.contract import QUESTIONS
-
         self.assignment = str(results.get("assignment", ""))
         self.students: dict = results.get("students") or {}
         self.graded = {sid: r for sid, r in self.students.items() if r.get("status") == "graded"}
@@ -79,7 +65,6 @@ class Stats:
         for qid in seen:
             rows = [r["questions"][qid] for r in self.graded.values() if qid in (r.get("questions") or {})]
             auto = [q for q in rows if not q.get("manual") and q.get("score") is not None]
-            meta = QUESTIONS.get(qid)
             if not auto:
                 continue
             top = max(float(q.get("max_score") or 0) for q in auto)
@@ -91,12 +76,12 @@ class Stats:
                 "none": sum(1 for s in scores if s <= 0),
                 "named": sum(1 for q in lost if q.get("misconception")),
                 "unnamed": sum(1 for q in lost if not q.get("misconception")),
-                "topic": (f"{CONCEPT_WORDS.get(meta.concept, meta.concept)} ({meta.notebook})" if meta else ""),
+                "topic": pages.topic(qid),
             }
             self.questions[qid]["partial"] = self.questions[qid]["n"] - self.questions[qid]["full"] \
                 - self.questions[qid]["none"]
 
-        # misconceptions: count, question, description and hint (from the feedback lines)
+        # misconceptions: count, question, description and hint
         self.mistakes: Counter = Counter()
         self.mistake_info: dict[str, dict] = {}
         for sid, r in self.graded.items():
@@ -113,16 +98,23 @@ class Stats:
         self.mistake_order = sorted(self.mistakes, key=lambda m: (-self.mistakes[m], _index(
             order, self.mistake_info[m]["question"]), m))
 
-        # hand grading: question -> (points, how many submissions)
+        # hand grading: question -> [points, how many submissions]; answers sent to a TA for review
         self.manual: dict[str, list] = {}
-        for r in self.students.values():
-            questions = r.get("questions") or {}
-            for qid in r.get("needs_manual_grade") or [qid for qid, q in questions.items() if q.get("manual")]:
-                points = (questions.get(qid) or {}).get("max_score")
-                if points is None and qid in QUESTIONS:
-                    points = QUESTIONS[qid].points
-                entry = self.manual.setdefault(str(qid), [points, 0])
-                entry[1] += 1
+        self.reviews: list[dict] = []
+        for sid, r in self.students.items():
+            sent = [{"student": str(sid), "question": str(qid), "check": str(row.get("id", "")),
+                     "answer": str(row["review"])}
+                    for qid, q in (r.get("questions") or {}).items() for row in q.get("checks") or []
+                    if row.get("review")]
+            for grade in pages.hand_graded(r):
+                if not grade["review"]:
+                    points = grade["points"]
+                    if points is None and grade["question"] in QUESTIONS:
+                        points = QUESTIONS[grade["question"]].points
+                    self.manual.setdefault(grade["question"], [points, 0])[1] += 1
+                elif not any(row["question"] == grade["question"] for row in sent):
+                    sent.append({"student": str(sid), "question": grade["question"], "check": "", "answer": ""})
+            self.reviews += sent
 
         self.flagged: list[tuple[str, dict, list[tuple[str, str]]]] = []
         for sid, r in self.students.items():
@@ -280,32 +272,36 @@ def _short(text: str, limit: int) -> str:
 # ---- page -------------------------------------------------------------------------------------
 
 def _page(results: dict, stats: Stats, pngs: dict, nbgrader_seconds) -> str:
-    n = len(stats.students)
-    parts = [_head(f"Class report: {stats.assignment}", REPORT_STYLE),
-             "<main><header><p>course autograde · class report</p>",
-             f"<h1>{_e(stats.assignment)}: {n} submission{'s' if n != 1 else ''}</h1></header>",
-             _cards(results, stats, nbgrader_seconds),
-             _flag_table(stats),
-             _manual(stats),
-             _figures(pngs),
-             _mistake_table(stats),
-             _question_table(stats),
-             _isolation(results.get("isolation") or {}),
-             "</main></body></html>"]
-    return "\n".join(p for p in parts if p) + "\n"
+    isolation = results.get("isolation") or {}
+    return pages.render(
+        "report.html.j2", styles=("page.css", "report.css"), assignment=stats.assignment,
+        n=len(stats.students), cards=_cards(results, stats, nbgrader_seconds),
+        flagged=[{"student": sid, "status": "failed" if r.get("status") != "graded" else "graded",
+                  "score": r.get("score"), "max_score": r.get("max_score"), "notes": notes}
+                 for sid, r, notes in stats.flagged],
+        manual=[(qid, points, count) for qid, (points, count) in stats.manual.items()], reviews=stats.reviews,
+        figures=[(name, "data:image/png;base64," + base64.b64encode(data).decode("ascii"))
+                 for name, data in pngs.items()],
+        mistakes=[{"id": mid, "count": stats.mistakes[mid], **stats.mistake_info[mid],
+                   "students": sorted(stats.mistake_info[mid]["students"])} for mid in stats.mistake_order],
+        questions={qid: {**q, "mean": round(statistics.fmean(q["scores"]), 2)} for qid, q in stats.questions.items()},
+        isolation=[(str(key).replace("_", " "), list(value) if isinstance(value, (list, tuple)) else None, value)
+                   for key, value in isolation.items()])
 
 
-def _cards(results, stats, nbgrader_seconds) -> str:
+def _cards(results, stats, nbgrader_seconds) -> list[tuple[str, str, str]]:
+    """(label, number, detail) of each summary card."""
+    num = pages.num
     seconds = results.get("seconds")
     workers = results.get("workers")
     n = len(stats.students)
     cards = [("submissions", f"{n}", f"{len(stats.graded)} graded, {len(stats.failed)} failed"),
-             ("mean total", _num(round(stats.mean, 1)) if stats.mean is not None else "–",
-              f"of {_num(stats.max_score)} autograded points (graded submissions)"),
-             ("median total", _num(stats.median) if stats.median is not None else "–",
-              f"of {_num(stats.max_score)} autograded points"),
-             ("grading time", f"{_num(seconds)} s",
-              f"with {_num(workers)} worker{'s' if workers != 1 else ''}"
+             ("mean total", num(round(stats.mean, 1)) if stats.mean is not None else "–",
+              f"of {num(stats.max_score)} autograded points (graded submissions)"),
+             ("median total", num(stats.median) if stats.median is not None else "–",
+              f"of {num(stats.max_score)} autograded points"),
+             ("grading time", f"{num(seconds)} s",
+              f"with {num(workers)} worker{'s' if workers != 1 else ''}"
               + (f", {float(seconds) / n:.2f} s per submission" if n and seconds is not None else ""))]
     if nbgrader_seconds is not None:
         detail = "nbgrader autograde on the same class"
@@ -314,99 +310,4 @@ def _cards(results, stats, nbgrader_seconds) -> str:
             detail += (f": course autograde was {ratio:.1f}× faster" if ratio >= 1
                        else f": course autograde was {1 / ratio:.1f}× slower")
         cards.append(("nbgrader time", f"{float(nbgrader_seconds):.1f} s", detail))
-    body = "".join(f"<div class=\"card\"><div class=\"label\">{_e(label)}</div><div class=\"big\">{_e(big)}</div>"
-                   f"<div class=\"label\">{_e(detail)}</div></div>" for label, big, detail in cards)
-    return f"<section class=\"cards\" aria-label=\"Summary\">{body}</section>"
-
-
-def _figures(pngs: dict) -> str:
-    captions = {
-        "scores_per_question.png": ("Share of graded submissions with full marks, some points or no points on "
-                                    "each autograded question; the mean score is on the right."),
-        "misconceptions.png": "How many submissions made each known mistake (the catalogue's description).",
-        "totals.png": "Histogram of the autograded totals of graded submissions.",
-    }
-    out = ["<h2>Figures</h2>"]
-    for name, data in pngs.items():
-        src = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
-        out.append(f"<figure><img src=\"{src}\" alt=\"{_e(captions[name])}\">"
-                   f"<figcaption>{_e(captions[name])} Also saved as <code>{_e(name)}</code>.</figcaption></figure>")
-    return "".join(out)
-
-
-def _question_table(stats: Stats) -> str:
-    if not stats.questions:
-        return ""
-    rows = []
-    for qid, q in stats.questions.items():
-        mean = statistics.fmean(q["scores"])
-        rows.append(f"<tr><th scope=\"row\">{_e(qid)}</th><td>{_e(q['topic'])}</td>"
-                    f"<td class=\"num\">{_num(round(mean, 2))} / {_num(q['max'])}</td>"
-                    f"<td class=\"num\">{q['full']} of {q['n']}</td><td class=\"num\">{q['named']}</td>"
-                    f"<td class=\"num\">{q['unnamed']}</td></tr>")
-    return ("<h2>Questions</h2><table><thead><tr><th scope=\"col\">Question</th><th scope=\"col\">Topic</th>"
-            "<th scope=\"col\" class=\"num\">Mean</th><th scope=\"col\" class=\"num\">Full marks</th>"
-            "<th scope=\"col\" class=\"num\">Lost points, known mistake</th>"
-            "<th scope=\"col\" class=\"num\">Lost points, not recognised</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>"
-            "<p class=\"muted\">Lost points that no catalogued mistake explains are worth reading: they are "
-            "candidates for new catalogue entries.</p>")
-
-
-def _mistake_table(stats: Stats) -> str:
-    if not stats.mistakes:
-        return "<h2>Known mistakes</h2><p>No catalogued mistake was recognised in this class.</p>"
-    rows = []
-    for mid in stats.mistake_order:
-        info = stats.mistake_info[mid]
-        who = sorted(info["students"])
-        names = _join([_e(s) for s in who[:6]]) + (f" and {len(who) - 6} more" if len(who) > 6 else "")
-        rows.append(f"<tr><th scope=\"row\" class=\"mono\">{_e(mid)}</th><td>{_e(info['question'])}</td>"
-                    f"<td class=\"num\">{stats.mistakes[mid]}</td><td>{_e(info['description'])}</td>"
-                    f"<td>{_e(info['hint'])}</td><td class=\"id\">{names}</td></tr>")
-    return ("<h2>Known mistakes</h2><table><thead><tr><th scope=\"col\">Mistake</th><th scope=\"col\">Question</th>"
-            "<th scope=\"col\" class=\"num\">Submissions</th><th scope=\"col\">What it is</th>"
-            "<th scope=\"col\">Hint given to the student</th><th scope=\"col\">Who</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
-
-
-def _flag_table(stats: Stats) -> str:
-    if not stats.flagged:
-        return ("<h2>Submissions to look at</h2><p>No submission failed or was flagged: no tampering, no crash, "
-                "no disagreement with nbgrader.</p>")
-    rows = []
-    for sid, r, items in stats.flagged:
-        status = "failed" if r.get("status") != "graded" else "graded"
-        listing = "".join(f"<li><strong>{_e(kind)}:</strong> {_e(text)}</li>" for kind, text in items)
-        rows.append(f"<tr><td class=\"id\">{_e(sid)}</td><td>{_e(status)}</td>"
-                    f"<td class=\"num\">{_num(r.get('score'))} / {_num(r.get('max_score'))}</td>"
-                    f"<td><ul class=\"plain\">{listing}</ul></td></tr>")
-    return ("<h2>Submissions to look at</h2><p>Failures with their reasons, tampering flags (edited or deleted "
-            "test cells, crashes) and disagreements with nbgrader. Flags never change a score.</p>"
-            "<table><thead><tr><th scope=\"col\">Student</th><th scope=\"col\">Status</th>"
-            "<th scope=\"col\" class=\"num\">Total</th><th scope=\"col\">What to look at</th></tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
-
-
-def _manual(stats: Stats) -> str:
-    if not stats.manual:
-        return ""
-    items = "".join(f"<li><strong>{_e(qid)}</strong> ({_num(points)} points): {count} submission"
-                    f"{'s' if count != 1 else ''} to grade by hand</li>"
-                    for qid, (points, count) in stats.manual.items())
-    return ("<h2>Grading by hand</h2><p>These questions are not in the autograded totals.</p>"
-            f"<ul class=\"plain\">{items}</ul>")
-
-
-def _isolation(isolation: dict) -> str:
-    if not isolation:
-        return "<h2>Isolation</h2><p>The results do not say how submissions were isolated.</p>"
-    rows = []
-    for key, value in isolation.items():
-        if isinstance(value, (list, tuple)):
-            shown = "<br>".join(f"<code>{_e(v)}</code>" for v in value) or "<span class=\"muted\">none</span>"
-        else:
-            shown = _e(value)
-        rows.append(f"<tr><th scope=\"row\">{_e(str(key).replace('_', ' '))}</th><td>{shown}</td></tr>")
-    return ("<h2>Isolation in force</h2><p>How each submission's code was run.</p>"
-            f"<table><tbody>{''.join(rows)}</tbody></table>")
+    return cards

@@ -1,0 +1,103 @@
+"""What the feedback pages and the class report share: the Jinja2 environment that renders them,
+and the words both use for questions and for what a TA grades by hand.
+
+The markup is in ``templates/*.html.j2``, the CSS in ``static/*.css``. A page is rendered to one
+self-contained file (the CSS inlined, figures as data URLs), since pages are mailed and opened
+offline. Autoescaping is on for every template and undefined names are errors, so a value from
+the results is always text on the page, never markup.
+"""
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from autograder.grader_side.contract import QUESTIONS
+
+HERE = Path(__file__).parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+
+# Words for the lesson's concepts (grader_side.contract.CONCEPTS), shown next to question ids.
+CONCEPT_WORDS = {
+    "positions": "Positions and permutations",
+    "norms": "Layer norm and RMSNorm",
+    "mlp": "The MLP sublayer",
+    "blocks": "Pre-norm and post-norm blocks",
+    "params": "Counting parameters",
+    "depth": "Residual streams and depth",
+}
+
+
+def render(template: str, styles: tuple[str, ...] = ("page.css",), **context) -> str:
+    """The page ``template`` filled with ``context``, with the CSS files ``styles`` inlined."""
+    css = "".join((STATIC / name).read_text(encoding="utf-8") for name in styles)
+    return environment().get_template(template).render(style=Markup(css), **context)
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The one Jinja2 environment of the pages: autoescaped, strict about undefined names."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=jinja2.select_autoescape(("html", "html.j2"), default_for_string=True, default=True),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env.filters.update(num=num, anchor=anchor, code_spans=code_spans)
+    return env
+
+
+# ---- filters ----------------------------------------------------------------------------------
+
+def num(value) -> str:
+    """A score as the pages write it: ``8``, ``2.5``, ``–`` for none."""
+    if value is None:
+        return "–"
+    try:
+        return f"{float(value):g}"
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def anchor(qid) -> str:
+    """The id of a question's section on a page."""
+    return "q-" + re.sub(r"[^A-Za-z0-9_-]", "_", str(qid))
+
+
+def code_spans(text) -> list[tuple[str, bool]]:
+    """``text`` cut into (piece, is_code): the checks write names in `backticks`."""
+    pieces = re.split(r"`([^`]{1,200})`", "" if text is None else str(text))
+    return [(piece, i % 2 == 1) for i, piece in enumerate(pieces) if piece]
+
+
+# ---- reading the results ----------------------------------------------------------------------
+
+def topic(qid: str, notebook_word: str = "") -> str:
+    """The concept a question belongs to, with its notebook: ``Layer norm and RMSNorm (build notebook)``."""
+    meta = QUESTIONS.get(qid)
+    if meta is None:
+        return ""
+    return f"{CONCEPT_WORDS.get(meta.concept, meta.concept)} ({meta.notebook}{notebook_word})"
+
+
+def points_lost(question: dict) -> bool:
+    """True when an autograded question scored below its maximum."""
+    if question.get("manual") or question.get("score") is None:
+        return False
+    return float(question["score"]) < float(question.get("max_score") or 0)
+
+
+def hand_graded(result: dict) -> list[dict]:
+    """What a TA grades by hand in one result, as {"question", "points", "review"}: the questions the
+    contract leaves to a TA (``review`` false), then the questions of ``needs_manual_grade`` with an
+    answer the grader sent to a TA for review (``review`` true; the check's ``review`` quotes it)."""
+    questions = result.get("questions") or {}
+    found = {str(qid): {"question": str(qid), "points": q.get("max_score"), "review": False}
+             for qid, q in questions.items() if q.get("manual")}
+    for qid in map(str, result.get("needs_manual_grade") or []):
+        if qid not in found:
+            found[qid] = {"question": qid, "points": (questions.get(qid) or {}).get("max_score"),
+                          "review": not (qid in QUESTIONS and QUESTIONS[qid].manual)}
+    return list(found.values())
