@@ -20,12 +20,12 @@ CLONE_NEWNET = 0x40000000
 SESSION_NAMESPACES = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
 ALL_NAMESPACES = SESSION_NAMESPACES | CLONE_NEWTIME | CLONE_NEWCGROUP | CLONE_NEWUSER
 
+MS_RDONLY = 1
 MS_NOSUID = 2
 MS_NODEV = 4
 MS_NOEXEC = 8
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
-MNT_DETACH = 2
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -37,7 +37,6 @@ SECCOMP_MODE_FILTER = 2
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.unshare.argtypes = [ctypes.c_int]
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
-_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
 
@@ -65,11 +64,6 @@ def mount(source, target, fstype, flags, data=None) -> None:
     enc = (lambda s: None if s is None else os.fsencode(s))
     if _libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
         raise _fail(f"mount {target}")
-
-
-def umount(target: str) -> None:
-    if _libc.umount2(os.fsencode(target), MNT_DETACH) != 0:
-        raise _fail(f"umount {target}")
 
 
 def prctl(option: int, arg: int = 0, arg2: int = 0) -> None:

@@ -145,7 +145,7 @@ def weak_lib(folder: str, packages: dict[str, str]) -> str:
 # -- inside a session (its own mount namespace; still privileged) -----------------------------
 
 def enter(scratch_mb: int, shm_mb: int, owner: int | None) -> None:
-    """Give this session its own /proc, a private capped /tmp and /dev/shm, and drop LIB/RUNTIME."""
+    """Give this session its own /proc, a private capped /tmp and /dev/shm, and hide LIB/RUNTIME."""
     syscalls.mount(None, "/", None, syscalls.MS_REC | syscalls.MS_PRIVATE)
     syscalls.mount("proc", "/proc", "proc", syscalls.MS_NOSUID | syscalls.MS_NODEV | syscalls.MS_NOEXEC)
     flags = syscalls.MS_NOSUID | syscalls.MS_NODEV
@@ -153,7 +153,8 @@ def enter(scratch_mb: int, shm_mb: int, owner: int | None) -> None:
     syscalls.mount("tmpfs", "/dev/shm", "tmpfs", flags, f"mode=1777,size={shm_mb}m,nr_inodes=1024")
     runtime = os.path.join(LIB, RUNTIME)
     if os.path.isdir(runtime):
-        syscalls.umount(runtime)
+        # Covered rather than unmounted: inside a user namespace the bind mount is locked.
+        syscalls.mount("tmpfs", runtime, "tmpfs", syscalls.MS_RDONLY | flags, "size=4k,nr_inodes=4,mode=555")
     os.mkdir(WORKDIR, 0o700)
     if owner is not None:
         os.chown(WORKDIR, owner, owner)
