@@ -44,7 +44,7 @@ class ChildDied(Exception):
 @dataclass(frozen=True)
 class Limits:
     timeout: float = 60.0        # wall-clock seconds for the whole session (all requests)
-    memory_mb: int = 2048        # address space allowed above the warm zygote's (RLIMIT_AS)
+    memory_mb: int = 2048        # above the warm zygote: address space (RLIMIT_AS) + scratch + shared memory
     cpu_seconds: int = 120       # RLIMIT_CPU
     max_procs: int = 32          # RLIMIT_NPROC (counts only the session with a dedicated uid or user namespace)
     file_mb: int = 16            # RLIMIT_FSIZE
@@ -156,6 +156,7 @@ class Sandbox:
         self.events: list[str] = []          # notable things, e.g. zygote restarts
         self.zygote_pid: int | None = None
         self._weak: str | None = None        # why isolation is weak, once decided
+        self._view: tuple | None = None      # bubblewrap's options and what they show
         self._lock = threading.Lock()
         self._sessions: weakref.WeakSet = weakref.WeakSet()
         self._sessions_lock = threading.Lock()
@@ -197,7 +198,9 @@ class Sandbox:
         logpath = os.path.join(self._home, "zygote.log")
         zygote = [sys.executable, "-s", "-P", "-m", f"{view.RUNTIME}.zygote", str(child_end.fileno())]
         if bwrap:
-            args, seen = view.bwrap_args(self.packages, self.hide, self.keep, privileged=os.geteuid() == 0)
+            if self._view is None:      # computed once: a restart shows the same view
+                self._view = view.bwrap_args(self.packages, self.hide, self.keep, privileged=os.geteuid() == 0)
+            args, seen = self._view
             command, env = [bwrap, *args, "--", *zygote], _zygote_env("/tmp", view.LIB)
         else:
             lib = os.path.join(self._home, "lib")
