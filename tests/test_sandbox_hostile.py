@@ -110,6 +110,26 @@ def test_the_grader_code_is_not_importable(sb):
     assert run(sb, code) == []
 
 
+def test_an_installed_copy_of_the_course_is_cut_out_of_site_packages(tmp_path):
+    """A regular (not editable) install puts the references into site-packages."""
+    from autograder.grader_side.sandbox import view
+
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    for rel, text in {"autograder/__init__.py": "", "solutions/reference/norms.py": "ANSWER = 1\n",
+                      "course_kit-0.1.dist-info/METADATA": "Metadata-Version: 2.1\nName: course-kit\nVersion: 0.1\n",
+                      "course_kit-0.1.dist-info/top_level.txt": "autograder\nsolutions\n",
+                      "course_kit-0.1.dist-info/RECORD": "autograder/__init__.py,,\nsolutions/reference/norms.py,,\n"
+                                                          "course_kit-0.1.dist-info/RECORD,,\n",
+                      "numpy_like/__init__.py": ""}.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        (site / rel).write_text(text)
+    assert view.site_dirs([str(tmp_path)]) == [str(site)]
+    assert view.course_files([str(site)]) == [str(site / n) for n in ("autograder", "course_kit-0.1.dist-info",
+                                                                       "solutions")]
+    args, seen = view.bwrap_args({}, [], [], privileged=True)
+    assert seen["visible_read_only"][0] == "/usr" and "--tmpfs" in args
+
+
 def test_the_view_is_an_allowlist(sb):
     code = """
     import os
