@@ -138,6 +138,13 @@ def test_the_view_is_an_allowlist(sb):
     out['dev'] = sorted(os.listdir('/dev'))
     out['pids'] = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
     out['tmp'] = sorted(os.listdir('/tmp'))
+    out['writes'] = []
+    for path in ('/usr/evil', '/sandbox/lib/evil.py', '/sandbox/lib/student_side_evil', '/etc/evil', '/evil'):
+        try:
+            open(path, 'w').close()
+            out['writes'].append(path)
+        except OSError:
+            pass
     """
     out = run(sb, code)
     for path in ('/run', '/var', '/home', '/srv', '/opt', '/etc/shadow', '/etc/passwd', '/dev/fuse',
@@ -147,6 +154,16 @@ def test_the_view_is_an_allowlist(sb):
                                "shm", "fd", "stdin", "stdout", "stderr", "core", "mqueue"}
     assert out["pids"] == [1]           # its own /proc: nothing of the host or other sessions
     assert out["tmp"] == ["work"]
+    assert out["writes"] == []
+    assert not os.path.exists("/usr/evil")
+
+
+def test_two_students_at_the_same_time_share_no_scratch(sb):
+    writer = "import os\nfor d in ('/tmp', '/tmp/work', '/dev/shm'):\n    open(os.path.join(d, 'note'), 'w').write('a')"
+    with sb.open([writer], slot=0) as first:
+        assert first.load_report == [{"ok": True}]
+        look = "import os\nout = [d for d in ('/tmp', '/tmp/work', '/dev/shm') if os.path.exists(os.path.join(d, 'note'))]"
+        assert run(sb, look, slot=1) == []
 
 
 def test_run_lock_and_tmp_carry_nothing_between_students(sb):
