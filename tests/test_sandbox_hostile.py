@@ -312,6 +312,21 @@ out = [big, got]
     assert got <= LIMITS.shm_mb << 20
 
 
+def test_sysv_semaphores_and_message_queues_are_capped(sb):
+    # Kernel memory, outside any address-space limit: 32000 sets of 32000 semaphores by default.
+    code = LIBC.replace("import ctypes", "import ctypes, errno") + """
+sems = 0
+while sems < 100_000 and libc.semget(0, 250, 0o1000 | 0o600) != -1:
+    sems += 250
+queues = 0
+while queues < 1000 and libc.msgget(0, 0o1000 | 0o600) != -1:
+    queues += 1
+out = [sems, queues]
+"""
+    sems, queues = run(sb, code)
+    assert sems <= 2000 and queues <= 8
+
+
 def test_dev_shm_is_capped(sb):
     code = """
     import os

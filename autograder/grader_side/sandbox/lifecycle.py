@@ -217,7 +217,8 @@ def isolate(ctx: Context, plan: dict, slot: int, probe: bool, workdir: str | Non
 def _ipc_limits(shm_mb: int) -> None:
     """Small SysV IPC limits in the session's own IPC namespace (they count against memory_mb)."""
     for name, value in (("shmmax", shm_mb << 20), ("shmall", (shm_mb << 20) // os.sysconf("SC_PAGE_SIZE")),
-                        ("shmmni", 64), ("msgmni", 8), ("msgmnb", 16384), ("msgmax", 8192)):
+                        ("shmmni", 64), ("msgmni", 8), ("msgmnb", 16384), ("msgmax", 8192),
+                        ("sem", "250 2000 32 16")):      # per set, in all, per call, sets
         with open(f"/proc/sys/kernel/{name}", "w") as f:
             f.write(str(value))
 

@@ -29,7 +29,7 @@ DENIED = (
     "quotactl", "swapon", "swapoff", "reboot", "acct", "syslog", "iopl", "ioperm",
 )
 # Denied as well when the session's own IPC namespace cannot be given small SysV limits.
-SYSV_IPC = ("shmget", "msgget")
+SYSV_IPC = ("shmget", "msgget", "semget")
 
 _ALLOW = 0x7FFF0000
 _CMP_MASKED_EQ = 7
