@@ -1,11 +1,12 @@
 """The system-call filter every session runs under, compiled once by the zygote with libseccomp.
 
-Everything is allowed except what could reach outside the session or carry data between
-sessions: the kernel keyring (shared by every process of a uid), tracing other processes,
-mounts and new namespaces, BPF and perf, io_uring (its requests bypass this filter), kernel
-modules, and opening sockets (the grader's socket is already open; ``socketpair`` stays
-allowed: it reaches nobody). A denied call fails with EPERM, so student code sees an
-ordinary OSError. System calls of another architecture (32-bit entry points) kill the process.
+Everything is allowed except what could reach outside the session, carry data between
+sessions or hold memory outside its limits: the kernel keyring (shared by every process of a
+uid), tracing other processes, mounts and new namespaces, BPF and perf, io_uring (its requests
+bypass this filter), kernel modules, anonymous memory files (``memfd_create``), and opening
+sockets (the grader's socket is already open; ``socketpair`` stays allowed: it reaches
+nobody). A denied call fails with EPERM, so student code sees an ordinary OSError. System
+calls of another architecture (32-bit entry points) kill the process.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ DENIED = (
     "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
     "fsmount", "fspick", "mount_setattr", "unshare", "setns",
     "bpf", "perf_event_open", "userfaultfd", "fanotify_init",
+    "memfd_create",                                                       # memory outside every cap
     "io_uring_setup", "io_uring_enter", "io_uring_register",
     "socket",
     "open_by_handle_at", "name_to_handle_at", "lookup_dcookie",
