@@ -123,7 +123,7 @@ def test_an_installed_copy_of_the_course_is_cut_out_of_site_packages(tmp_path):
                       "numpy_like/__init__.py": ""}.items():
         (site / rel).parent.mkdir(parents=True, exist_ok=True)
         (site / rel).write_text(text)
-    assert view.site_dirs([str(tmp_path)]) == [str(site)]
+    assert str(site) in view.site_dirs([str(tmp_path)])
     assert view.course_files([str(site)]) == [str(site / n) for n in ("autograder", "course_kit-0.1.dist-info",
                                                                        "solutions")]
     args, seen = view.bwrap_args({}, [], [], privileged=True)

@@ -4,7 +4,7 @@ The zygote runs under bubblewrap (``bwrap``) with an allowlist built here: an em
 system's ``/usr`` and the Python installation read-only (with the course's own files cut out
 of its site-packages), a few files of ``/etc`` the dynamic loader needs, a minimal ``/dev``,
 and ``LIB`` holding only the packages the sandbox was given (the request handler's, and this
-package, which each session unmounts before running student code). Nothing else of the host
+package, which each session covers before running student code). Nothing else of the host
 exists there: no ``/run``, ``/var``, ``/home``, host ``/tmp`` or sockets, no other copy of the
 course. Each session then adds, in its own mount namespace, a fresh ``/proc``, a private
 ``/tmp`` and ``/dev/shm`` with a size cap.
@@ -12,6 +12,7 @@ course. Each session then adds, in its own mount namespace, a fresh ``/proc``, a
 
 from __future__ import annotations
 
+import glob
 import importlib.metadata
 import os
 import site
@@ -64,22 +65,20 @@ def course_files(site_dirs: list[str]) -> list[str]:
     return sorted(os.path.join(d, n) for d in site_dirs for n in names if os.path.lexists(os.path.join(d, n)))
 
 
-def site_dirs(paths: list[str]) -> list[str]:
-    out = []
-    for p in paths:
-        for root, dirs, _ in os.walk(p):
-            if os.path.basename(root) in ("site-packages", "dist-packages"):
-                out.append(root)
-                dirs[:] = []
-            elif root.count("/") - p.count("/") >= 3:
-                dirs[:] = []
-    return sorted(set(out))
+def site_dirs(prefixes: list[str]) -> list[str]:
+    """Every site-packages or dist-packages folder of these installations, and of sys.path."""
+    found = [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")]
+    for prefix in prefixes:
+        for pattern in ("lib*/python3*/*-packages", "local/lib*/python3*/*-packages"):
+            found += glob.glob(os.path.join(prefix, pattern))
+    return sorted({os.path.realpath(p) for p in found if os.path.isdir(p)})
 
 
 def bwrap_args(packages: dict[str, str], hide: list[str], keep: list[str], privileged: bool) -> tuple[list[str], dict]:
     """bwrap's options for the zygote, and what the view shows (for Sandbox.isolation)."""
     pythons = python_paths()
-    covered = course_files(site_dirs(pythons)) + [h for h in hide if any(_within(h, p) for p in pythons + keep)]
+    shown = pythons + list(SYSTEM) + [os.path.realpath(k) for k in keep]
+    covered = [p for p in course_files(site_dirs(pythons + list(SYSTEM))) + hide if any(_within(p, q) for q in shown)]
     args = ["--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
             "--die-with-parent", "--tmpfs", "/"]
     if privileged:
