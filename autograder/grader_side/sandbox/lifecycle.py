@@ -286,6 +286,8 @@ def _probe_checks(ctx: Context, plan: dict) -> list[str]:
             problems.append("the system-call filter did not stop socket()")
         except OSError:
             pass
+    elif ctx.namespaces:
+        problems.append("the system-call filter could not be installed (seccomp)")
     return problems
 
 
