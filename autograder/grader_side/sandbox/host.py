@@ -155,7 +155,7 @@ class Sandbox:
         self.isolation: dict = {}
         self.events: list[str] = []          # notable things, e.g. zygote restarts
         self.zygote_pid: int | None = None
-        self._weak: str | None = None        # why isolation is weak, once decided
+        self._weak: str | None = None        # once decided: "" (strong), or why isolation is weak
         self._view: tuple | None = None      # bubblewrap's options and what they show
         self._lock = threading.Lock()
         self._sessions: weakref.WeakSet = weakref.WeakSet()
@@ -181,6 +181,7 @@ class Sandbox:
                     raise _NoIsolation("bubblewrap is not installed (as root: apt-get install bubblewrap, "
                                        "or `make sandbox`)")
                 self._launch(bwrap)
+                self._weak = ""              # decided: strong, also for restarts
                 return
             except _NoIsolation as e:
                 if not self.allow_weak_isolation:
@@ -190,6 +191,8 @@ class Sandbox:
         if self._weak:
             self._launch(None)
             self.isolation["weak"] = self._weak
+        elif _bwrap() is None:
+            raise SandboxError("bubblewrap is gone since the sandbox started: reinstall it (make sandbox)")
         else:
             self._launch(_bwrap())
 
