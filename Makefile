@@ -4,21 +4,21 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast browser release bench figures clean
+.PHONY: demo test test-fast browser sandbox release bench figures clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+demo: $(STAMP) sandbox
 	$(BIN)/course demo
 
-test: $(STAMP) browser
+test: $(STAMP) browser sandbox
 	$(BIN)/python -m pytest
 
 # The quick loop while working: everything but the suites marked slow.
-test-fast: $(STAMP) browser
+test-fast: $(STAMP) browser sandbox
 	$(BIN)/python -m pytest -m "not slow"
 
 # The page tests render feedback and the report in Debian's headless Chromium.
@@ -26,6 +26,13 @@ browser:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium is missing and cannot be installed here: the browser tests will be skipped"
+
+# course autograde runs student code inside bubblewrap, under a seccomp filter built with libseccomp.
+sandbox:
+	@{ command -v bwrap && $(PYTHON) -c "import ctypes; ctypes.CDLL('libseccomp.so.2')"; } >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null; } || \
+	  echo "bubblewrap or libseccomp2 is missing and cannot be installed here: course autograde will refuse to grade"
 
 release: $(STAMP)
 	$(BIN)/course release transformer-block

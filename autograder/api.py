@@ -38,9 +38,13 @@ def find_submissions(folder: Path) -> dict[str, Path]:
 
 
 def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
-              progress=None, repo: Path = REPO) -> dict:
-    """Grade every submission in ``submissions``; returns the results document."""
-    from autograder.grader_side.sandbox import Limits, Sandbox
+              progress=None, repo: Path = REPO, allow_weak_isolation: bool = False) -> dict:
+    """Grade every submission in ``submissions``; returns the results document.
+
+    Where student code cannot be isolated (no namespaces or bubblewrap) this raises CourseError
+    with the reason, unless ``allow_weak_isolation``: then ``isolation["weak"]`` records it.
+    """
+    from autograder.grader_side.sandbox import Limits, Sandbox, SandboxError
 
     a = Assignment(assignment, repo)
     for notebook in a.notebooks:
@@ -53,7 +57,11 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
     # A cell or check that runs past a third of the notebook's time is interrupted on its own.
     limits = Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
-    with Sandbox(limits, preload=PRELOAD, hide=hide) as sandbox:
+    try:
+        sandbox = Sandbox(limits, preload=PRELOAD, hide=hide, allow_weak_isolation=allow_weak_isolation)
+    except SandboxError as exc:
+        raise CourseError(str(exc)) from None
+    with sandbox:
         env = pipeline.Env(a, sandbox, workers)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(_grade_safely, sid, folder, env): sid for sid, folder in students.items()}

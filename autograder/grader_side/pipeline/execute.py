@@ -26,6 +26,16 @@ def run(sub, env):
         else:
             with env.slot() as slot:
                 run_notebook(sub, env, notebook, todo, slot)
+        _drop_replies(sub, todo)
+
+
+def _drop_replies(sub, todo):
+    """Replies only serve to name the mistake behind a lost point: once the checks have judged
+    them, drop those of every question that lost none."""
+    lost = {c.question for c in todo if c.id in sub.outcomes and not sub.outcomes[c.id].passed}
+    for c in todo:
+        if c.question not in lost and c.id in sub.outcomes:
+            sub.outcomes[c.id].replies = []
 
 
 def run_notebook(sub, env, notebook, todo, slot):

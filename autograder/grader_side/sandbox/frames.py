@@ -85,9 +85,12 @@ def send_parts(sock: socket.socket, parts, deadline: float | None = None) -> Non
         _sendall(sock, p, deadline)
 
 
+_SMALL = 1 << 20
+
+
 def recv_frame(sock: socket.socket, *, max_blob_bytes: int, max_header: int = MAX_HEADER,
                deadline: float | None = None) -> tuple[dict, list[bytes]]:
-    """Receive and validate one frame; return (header without "_blobs", blobs).
+    """Receive and validate one frame; return (header without "_blobs", blobs as bytes-like objects).
 
     Raises FrameTimeout, FrameClosed or BadFrame.
     """
@@ -111,10 +114,13 @@ def recv_frame(sock: socket.socket, *, max_blob_bytes: int, max_header: int = MA
         total += s
     if total > max_blob_bytes:
         raise BadFrame(f"blobs total {total} bytes, more than the {max_blob_bytes} byte output limit")
-    data = _recv_exact(sock, total, deadline)   # all blobs in one read, then cut apart
+    if total > _SMALL:
+        # Each blob straight into its own buffer: the frame never exists twice in memory.
+        return header, [_recv_exact(sock, s, deadline) for s in sizes]
+    data = _recv_exact(sock, total, deadline)   # small blobs in one read, then cut apart
     blobs, start = [], 0
     for s in sizes:
-        blobs.append(data[start:start + s])
+        blobs.append(bytes(data[start:start + s]))
         start += s
     return header, blobs
 
@@ -138,7 +144,7 @@ def _sendall(sock: socket.socket, data, deadline: float | None) -> None:
         raise FrameClosed(f"connection broke while sending ({e.strerror or e})") from None
 
 
-def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytearray:
     buf = bytearray(n)
     view = memoryview(buf)
     got = 0
@@ -156,4 +162,4 @@ def _recv_exact(sock: socket.socket, n: int, deadline: float | None) -> bytes:
             raise FrameClosed("connection closed")
         got += k
     view.release()
-    return bytes(buf)
+    return buf

@@ -20,7 +20,7 @@ import time
 import weakref
 from dataclasses import asdict, dataclass
 
-from . import frames
+from . import frames, view
 
 log = logging.getLogger("autograder.grader_side.sandbox")
 
@@ -44,41 +44,43 @@ class ChildDied(Exception):
 @dataclass(frozen=True)
 class Limits:
     timeout: float = 60.0        # wall-clock seconds for the whole session (all requests)
-    memory_mb: int = 2048        # address space allowed above the warm zygote's (RLIMIT_AS)
+    memory_mb: int = 2048        # above the warm zygote: address space (RLIMIT_AS) + scratch + shared memory
     cpu_seconds: int = 120       # RLIMIT_CPU
     max_procs: int = 32          # RLIMIT_NPROC (counts only the session with a dedicated uid or user namespace)
     file_mb: int = 16            # RLIMIT_FSIZE
-    output_mb: int = 64          # cap on the blob bytes one reply may carry
+    output_mb: int = 16          # cap on the blob bytes one reply may carry
     step_timeout: float = 10.0   # seconds one cell or one request may run before it is interrupted
+    scratch_mb: int = 64         # size of the session's private /tmp (counted inside memory_mb)
+    shm_mb: int = 16             # SysV shared memory, and /dev/shm, each (counted inside memory_mb)
+
+    def __post_init__(self):
+        if self.memory_mb - self.scratch_mb - 2 * self.shm_mb < 64:
+            raise ValueError(f"memory_mb={self.memory_mb} leaves less than 64 MiB once scratch_mb and twice "
+                             "shm_mb are taken out: raise memory_mb or lower those")
 
 
-def _within(path: str, parent: str) -> bool:
-    return path == parent or path.startswith(parent.rstrip("/") + "/")
+def _student_side() -> str:
+    """The package that answers grader requests next to student code."""
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                        "student_side")
 
 
-def _code_root() -> str:
-    """The directory that contains the `autograder` package."""
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+def _bwrap() -> str | None:
+    return shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
 
 
-def _zygote_env(home: str) -> dict:
-    prefixes = {os.path.realpath(p) for p in (sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix)}
-    path = [_code_root()]
-    for p in sys.path:
-        if p and os.path.isdir(p):
-            rp = os.path.realpath(p)
-            if rp not in path and not any(_within(rp, q) for q in prefixes):
-                path.append(rp)
+def _zygote_env(home: str, lib: str) -> dict:
     one = "1"
     return {
         "PATH": os.pathsep.join([os.path.dirname(sys.executable), "/usr/local/bin", "/usr/bin", "/bin"]),
         "HOME": home,
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
-        "PYTHONPATH": os.pathsep.join(path),
+        "PYTHONPATH": lib,
         "PYTHONDONTWRITEBYTECODE": one,
         "PYTHONNOUSERSITE": one,
         "MPLBACKEND": "Agg",
+        "MPLCONFIGDIR": os.path.join(home, ".matplotlib"),
         "OMP_NUM_THREADS": one,
         "OPENBLAS_NUM_THREADS": one,
         "MKL_NUM_THREADS": one,
@@ -87,6 +89,10 @@ def _zygote_env(home: str) -> dict:
         "TOKENIZERS_PARALLELISM": "false",
         "CUDA_VISIBLE_DEVICES": "",
     }
+
+
+class _NoIsolation(SandboxError):
+    """Namespaces (or bubblewrap) are not available here; the message says why, in one line."""
 
 
 class _ZygoteGone(Exception):
@@ -110,32 +116,47 @@ def _shutdown_zygote(state: dict) -> None:
 
 
 class Sandbox:
-    """One warm zygote process that forks an isolated child per session.
+    """One warm zygote process, inside bubblewrap's allowlisted view, that forks an isolated
+    child per session.
 
-    hide: paths the children must not see (each gets an empty read-only
-          tmpfs over it).  The Python installation and its site-packages stay
-          visible read-only even when they sit inside a hidden path.
-    keep: extra paths to keep visible (read-only) inside hidden paths.
+    handler: "module:function" answering requests in the child; module must be importable
+          from ``packages``.
+    packages: {import name: folder or .py file} visible read-only to the children (default:
+          the course's student_side package). Nothing else of the course is importable there.
+    hide: paths to cut out of what the children see even inside the Python installation.
+    keep: extra paths the children see read-only, at the same place.
+    allow_weak_isolation: without namespaces or bubblewrap, run anyway with only rlimits, the
+          system-call filter and a private working folder, and say so in ``isolation["weak"]``;
+          by default the Sandbox refuses with a one-line reason (SandboxError).
     """
 
     def __init__(self, limits: Limits = Limits(), preload: tuple[str, ...] = ("numpy", "torch"),
-                 handler: str = "autograder.student_side.server:serve", hide=(), keep=(),
-                 startup_timeout: float = 120.0):
+                 handler: str = "student_side.server:serve", packages: dict | None = None, hide=(), keep=(),
+                 allow_weak_isolation: bool = False, startup_timeout: float = 120.0):
         if not isinstance(limits, Limits):
             raise TypeError("limits must be a Limits instance")
         if isinstance(hide, str) or isinstance(keep, str):
             raise TypeError("hide and keep must be lists of paths, not a single string")
+        if packages is None:
+            packages = {"student_side": _student_side()} if os.path.isdir(_student_side()) else {}
+        self.packages = {str(k): os.path.realpath(os.fspath(v)) for k, v in packages.items()}
+        for name, src in self.packages.items():
+            if not name.isidentifier() or name == view.RUNTIME or not os.path.exists(src):
+                raise ValueError(f"packages[{name!r}] must name an existing folder or .py file by an import name "
+                                 f"other than {view.RUNTIME!r}")
+        self.packages[view.RUNTIME] = os.path.dirname(os.path.abspath(__file__))
         self.limits = limits
         self.preload = tuple(preload)
         self.handler = handler
         self.hide = [os.path.abspath(os.fspath(p)) for p in hide]
         self.keep = [os.path.abspath(os.fspath(p)) for p in keep]
-        if any(os.path.realpath(p) == "/" for p in self.hide):
-            raise ValueError("hide must not contain '/': list the specific directories to hide")
+        self.allow_weak_isolation = allow_weak_isolation
         self.startup_timeout = startup_timeout
         self.isolation: dict = {}
         self.events: list[str] = []          # notable things, e.g. zygote restarts
         self.zygote_pid: int | None = None
+        self._weak: str | None = None        # once decided: "" (strong), or why isolation is weak
+        self._view: tuple | None = None      # bubblewrap's options and what they show
         self._lock = threading.Lock()
         self._sessions: weakref.WeakSet = weakref.WeakSet()
         self._sessions_lock = threading.Lock()
@@ -152,23 +173,56 @@ class Sandbox:
     # -- zygote management ------------------------------------------------
 
     def _start(self) -> None:
+        """Start the zygote in bubblewrap; without it, refuse or (if allowed) start it weakly."""
+        if self._weak is None:
+            bwrap = _bwrap()
+            try:
+                if bwrap is None:
+                    raise _NoIsolation("bubblewrap is not installed (as root: apt-get install bubblewrap, "
+                                       "or `make sandbox`)")
+                self._launch(bwrap)
+                self._weak = ""              # decided: strong, also for restarts
+                return
+            except _NoIsolation as e:
+                if not self.allow_weak_isolation:
+                    raise SandboxError(f"student code cannot be isolated here: {e}; fix that, or grade with "
+                                       "weak isolation (--allow-weak-isolation), which the results record") from None
+                self._weak = str(e)
+        if self._weak:
+            self._launch(None)
+            self.isolation["weak"] = self._weak
+        elif _bwrap() is None:
+            raise SandboxError("bubblewrap is gone since the sandbox started: reinstall it (make sandbox)")
+        else:
+            self._launch(_bwrap())
+
+    def _launch(self, bwrap: str | None) -> None:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         logpath = os.path.join(self._home, "zygote.log")
+        zygote = [sys.executable, "-s", "-P", "-m", f"{view.RUNTIME}.zygote", str(child_end.fileno())]
+        if bwrap:
+            if self._view is None:      # computed once: a restart shows the same view
+                self._view = view.bwrap_args(self.packages, self.hide, self.keep, privileged=os.geteuid() == 0)
+            args, seen = self._view
+            command, env = [bwrap, *args, "--", *zygote], _zygote_env("/tmp", view.LIB)
+        else:
+            lib = os.path.join(self._home, "lib")
+            if not os.path.isdir(lib):
+                view.weak_lib(self._home, self.packages)
+            command, env, seen = zygote, _zygote_env(self._home, lib), {}
         with open(logpath, "wb") as errlog:
             try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-s", "-m", "autograder.grader_side.sandbox.zygote", str(child_end.fileno())],
-                    pass_fds=[child_end.fileno()], env=_zygote_env(self._home), cwd=self._home,
-                    stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog,
-                    start_new_session=True)
+                proc = subprocess.Popen(command, pass_fds=[child_end.fileno()], env=env, cwd=self._home,
+                                        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog,
+                                        start_new_session=True)
             except OSError as e:
                 parent_end.close()
-                raise SandboxError(f"could not start the zygote with {sys.executable} ({e})") from None
+                raise SandboxError(f"could not start the zygote with {command[0]} ({e})") from None
             finally:
                 child_end.close()
         self._state.update(ctl=parent_end, proc=proc)
-        config = {"preload": list(self.preload), "handler": self.handler, "hide": self.hide,
-                  "keep": self.keep, "limits": asdict(self.limits)}
+        config = {"preload": list(self.preload), "handler": self.handler, "namespaces": bool(bwrap),
+                  "limits": asdict(self.limits)}
         try:
             parent_end.settimeout(self.startup_timeout)
             parent_end.send(json.dumps(config).encode())
@@ -181,12 +235,17 @@ class Sandbox:
             msg = b""
         if not msg:
             self._stop_zygote()
-            raise SandboxError("the zygote exited during start-up: " + self._log_tail(logpath))
+            tail = self._log_tail(logpath)
+            if bwrap and tail.startswith("bwrap:"):
+                raise _NoIsolation(tail)
+            raise SandboxError("the zygote exited during start-up: " + tail)
         reply = json.loads(msg)
         if "error" in reply:
             self._stop_zygote()
+            if reply.get("isolation"):
+                raise _NoIsolation(str(reply["error"]))
             raise SandboxError(f"the sandbox could not start: {reply['error']}")
-        self.isolation = reply["isolation"]
+        self.isolation = {**reply["isolation"], **seen}
         self.zygote_pid = reply["pid"]
 
     @staticmethod
@@ -262,8 +321,8 @@ class Sandbox:
             raise TypeError("cells must be a list of strings (the code cells' sources)")
         if type(slot) is not int or not 0 <= slot < _MAX_SLOT:
             raise ValueError(f"slot must be an integer in [0, {_MAX_SLOT})")
-        deadline = time.monotonic() + self.limits.timeout
         reply, fds = self._ask({"op": "open", "slot": slot}, want_fds=True, restart=True)
+        deadline = time.monotonic() + self.limits.timeout     # a zygote restart is not the student's time
         names = reply.get("fds") or []
         if "error" in reply or len(names) != len(fds) or "socket" not in names:
             for fd in fds:

@@ -1,7 +1,7 @@
 """The warm zygote: imports the heavy modules once, then forks one child per session.
 
-Started by Sandbox as ``python -m autograder.grader_side.sandbox.zygote FD`` where FD is
-its end of a SOCK_SEQPACKET socketpair.  Every message on that socket is one
+Started by Sandbox as ``python -m sandbox.zygote FD`` (inside bubblewrap's view, see view.py)
+where FD is its end of a SOCK_SEQPACKET socketpair.  Every message on that socket is one
 JSON object; file descriptors travel alongside with SCM_RIGHTS.
 
     grader -> zygote   {"preload": [...], "handler": "...", ...}   (once)
@@ -25,7 +25,6 @@ import resource
 import select
 import shutil
 import signal
-import site
 import socket
 import sys
 import sysconfig
@@ -33,22 +32,10 @@ import tempfile
 import time
 from collections import OrderedDict
 
-from . import child
+from . import lifecycle, seccomp, syscalls
 
 _START_TIMEOUT = 10.0     # seconds P has to report G's pid
 _MAX_STATUSES = 4096
-
-
-def python_paths() -> list[str]:
-    """Directories of the Python installation the sessions must keep seeing."""
-    paths = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable))}
-    paths.update(p for p in sysconfig.get_paths().values() if p)
-    try:
-        paths.update(site.getsitepackages())
-    except AttributeError:
-        pass
-    return sorted({os.path.realpath(p) for p in paths if p and os.path.exists(p)})
 
 
 def resolve_handler(spec: str):
@@ -102,7 +89,7 @@ def _read_lines(fd: int, count: int, deadline: float) -> list[dict]:
 
 
 class Zygote:
-    def __init__(self, ctl: socket.socket, ctx: child.Context):
+    def __init__(self, ctl: socket.socket, ctx: lifecycle.Context):
         self.ctl = ctl
         self.ctx = ctx
         self.live: dict[int, list] = {}      # P pid -> [P pidfd, G pidfd | None, fallback workdir | None]
@@ -118,10 +105,10 @@ class Zygote:
         pr, pw = os.pipe() if probe else (-1, -1)
         workdir = None
         try:
-            if not probe and not plan["mounts"]:
+            if not probe and not self.ctx.namespaces:
                 workdir = tempfile.mkdtemp(prefix="autograder-session-")
                 if plan["dedicated"]:
-                    os.chown(workdir, child.BASE_UID + slot, child.BASE_UID + slot)
+                    os.chown(workdir, lifecycle.BASE_UID + slot, lifecycle.BASE_UID + slot)
             pid = os.fork()
         except OSError as e:
             for fd in (r, w, pr, pw):
@@ -138,7 +125,7 @@ class Zygote:
                 os.close(r)
                 if pr >= 0:
                     os.close(pr)
-                child.intermediate(self.ctx, slot, b, w, pw, workdir)
+                lifecycle.intermediate(self.ctx, slot, b, w, pw, workdir)
             finally:
                 os._exit(70)
         os.close(w)
@@ -177,7 +164,7 @@ class Zygote:
                     signal.pidfd_send_signal(fd, signal.SIGKILL)
                 except OSError:
                     pass
-        if not self.ctx.plan or not self.ctx.plan["flags"] & child.CLONE_NEWPID:
+        if not self.ctx.namespaces:
             # Without a PID namespace the session's processes share P's group.
             try:
                 os.killpg(pid, signal.SIGKILL)
@@ -246,35 +233,29 @@ class Zygote:
         plan, info = report["plan"], report.get("info", {})
         if info.get("problems"):
             raise RuntimeError("; ".join(info["problems"]))
-        if plan.get("broken"):
-            plan.update(flags=0, userns=False, mounts=False, proc=False)
         self.ctx.plan = plan
-        flags = plan["flags"]
+        ns = plan["namespaces"]
         iso: dict = {}
         if plan["dedicated"]:
-            iso["uid"] = f"dedicated uid {child.BASE_UID}+slot"
+            iso["uid"] = f"dedicated uid {lifecycle.BASE_UID}+slot"
         elif os.geteuid() == 0:
-            iso["uid"] = "same uid (root: switching to a dedicated uid failed)"
+            iso["uid"] = "same uid (root: " + "; ".join(info.get("notes") or ["switching to a dedicated uid failed"]) + ")"
         else:
             iso["uid"] = "same uid (not root)"
-        iso["user_namespace"] = "yes" if plan["userns"] else "no"
-        if flags & child.CLONE_NEWNET:
+        if ns:
             iso["network"] = "namespace" if info.get("loopback") == "down" else "namespace (loopback is up)"
         else:
             iso["network"] = "none"
-        iso["filesystem"] = "private mount namespace" if plan["mounts"] else "none"
-        if flags & child.CLONE_NEWPID:
-            iso["pid"] = "namespace" if plan["proc"] else "namespace (the grader's /proc is still mounted)"
-        else:
-            iso["pid"] = "none"
-        iso["hidden"] = info.get("hidden", [])
-        iso["visible_read_only_inside_hidden"] = info.get("kept_visible", [])
+        iso["filesystem"] = "allowlist (bubblewrap) + private /tmp" if ns else "none"
+        iso["pid"] = "namespace" if ns else "none"
+        iso["ipc"] = "namespace, SysV shared memory within the memory limit" if plan["ipc_limits"] else \
+            ("namespace, SysV shared memory denied" if ns else "none")
+        iso["seccomp"] = "keyring, tracing, mounts, namespaces, bpf, perf, io_uring, sockets denied" \
+            if plan["seccomp"] else "none"
         lim = self.ctx.limits
-        iso["rlimits"] = (f"AS=zygote+{lim['memory_mb']} MiB, CPU={lim['cpu_seconds']} s, "
-                          f"NPROC={lim['max_procs']}" + ("" if plan["dedicated"] or plan["userns"]
-                                                         else " above the uid's current count")
-                          + f", FSIZE={lim['file_mb']} MiB, NOFILE=256, CORE=0")
-        iso["notes"] = plan.get("notes", [])
+        iso["rlimits"] = (f"AS=zygote+{lifecycle.session_budget(lim) >> 20} MiB, CPU={lim['cpu_seconds']} s, "
+                          f"NPROC={lim['max_procs']}" + ("" if plan["dedicated"] or ns else " above the uid's current count")
+                          + f", FSIZE={lim['file_mb']} MiB, NOFILE=256, CORE=0, MSGQUEUE=0")
         return iso
 
     # -- main loop -----------------------------------------------------
@@ -340,14 +321,14 @@ def main() -> int:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     try:
         # Same-uid sessions (fallback mode) must not be able to ptrace us.
-        child._prctl(child.PR_SET_DUMPABLE, 0)
+        syscalls.prctl(syscalls.PR_SET_DUMPABLE, 0)
     except OSError:
         pass
     try:
         # Session processes orphaned by a killed intermediate come back to
         # us to be reaped instead of lingering as zombies under a session
         # uid (zombies count against RLIMIT_NPROC).
-        child._prctl(child.PR_SET_CHILD_SUBREAPER, 1)
+        syscalls.prctl(syscalls.PR_SET_CHILD_SUBREAPER, 1)
     except OSError:
         pass
     cfg = json.loads(ctl.recv(1 << 20))
@@ -362,15 +343,24 @@ def main() -> int:
             handler = resolve_handler(cfg["handler"])
         except Exception as e:
             raise RuntimeError(f"could not load the handler {cfg['handler']!r} ({type(e).__name__}: {e})") from None
-        hide = sorted({os.path.realpath(p) for p in cfg["hide"]})
-        keep = sorted(set(python_paths()) | {os.path.realpath(p) for p in cfg["keep"]})
-        ctx = child.Context(cfg["limits"], hide, keep, handler, sysconfig.get_paths()["stdlib"])
+        ctx = lifecycle.Context(cfg["limits"], handler, sysconfig.get_paths()["stdlib"], cfg["namespaces"])
+        try:
+            ctx.seccomp = seccomp.build(deny_sysv_ipc=True)
+        except OSError as e:
+            if cfg["namespaces"]:
+                raise RuntimeError(f"could not build the system-call filter ({e})") from None
         gc.collect()
         gc.freeze()                 # keep the forked children from copying the heap on every GC pass
         zygote = Zygote(ctl, ctx)
-        isolation = zygote.probe()
     except Exception as e:
         _send(ctl, {"error": str(e)})
+        return 1
+    try:
+        isolation = zygote.probe()
+        if ctx.plan["seccomp"]:
+            ctx.seccomp = seccomp.build(deny_sysv_ipc=not ctx.plan["ipc_limits"])
+    except Exception as e:
+        _send(ctl, {"error": str(e), "isolation": True})
         return 1
     _send(ctl, {"ready": True, "isolation": isolation, "pid": os.getpid()})
     try:

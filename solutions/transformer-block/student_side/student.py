@@ -14,6 +14,11 @@ from . import wire
 
 Transport = Callable[[dict, list], tuple]
 
+# What one check keeps of the replies it got, to name a misconception later: every honest reply
+# fits; beyond this a reply is kept only as ("too large", its size), so a hostile reply of many
+# megabytes is dropped as soon as the check has judged it.
+KEEP_BYTES = 256 * 1024
+
 
 class CheckFailed(AssertionError):
     """A check did not pass; the message is written for the student."""
@@ -27,8 +32,10 @@ def function_arg(kind: str, **weights) -> dict:
 class Student:
     def __init__(self, transport: Transport):
         self._send = transport
-        # Every reply in order (values, or ("raised" | "forbidden" | "missing", what)), to match misconceptions.
+        # Every reply in order (values, or ("raised" | "forbidden" | "missing" | "too large", what)), to
+        # match misconceptions; at most KEEP_BYTES of values in all.
         self.replies: list = []
+        self._kept = 0
 
     def call(self, name: str, *args, forbid: tuple[str, ...] = (), **kwargs):
         """``name(*args, **kwargs)`` in the submission; arrays come back as numpy arrays."""
@@ -81,8 +88,28 @@ class Student:
             value = wire.unpack(reply.get("value"), reply_blobs)
         except wire.WireError as exc:
             raise CheckFailed(f"`{name}` returned something that is not plain data ({exc})") from None
-        self.replies.append(value)
+        self._keep(value)
         return value
+
+    def _keep(self, value) -> None:
+        size = _size(value)
+        if self._kept + size > KEEP_BYTES:
+            self.replies.append(("too large", size))
+        else:
+            self._kept += size
+            self.replies.append(value)
+
+
+def _size(value) -> int:
+    """Bytes a reply holds, roughly: its arrays' and strings' bytes."""
+    if isinstance(value, (list, tuple)):
+        return 8 + sum(_size(v) for v in value)
+    if isinstance(value, dict):
+        return 8 + sum(len(str(k)) + _size(v) for k, v in value.items())
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    nbytes = getattr(value, "nbytes", None)
+    return nbytes if isinstance(nbytes, int) else 8
 
 
 def in_process(ns: dict) -> Transport:

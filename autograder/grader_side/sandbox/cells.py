@@ -1,0 +1,242 @@
+"""Running a notebook's cells in a session, then answering the grader's requests.
+
+Everything here runs in the session's process after it is isolated (see lifecycle.py). The
+cells run into one fresh namespace; each cell and each request has its own time limit. A forked
+copy of the notebook never reaches the grader's socket.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import io
+import os
+import signal
+import sys
+import tokenize
+
+from . import frames
+
+# Limits on what the session accepts from the (trusted) grader.
+_IN_HEADER = 1 << 30
+_IN_BLOBS = 1 << 40
+
+# Bound now so that student code replacing os.getpid cannot fool the
+# check that stops forked copies of the session from talking on the socket.
+_getpid = os.getpid
+_exit = os._exit
+
+
+def reap() -> None:
+    """Collect the exit status of any finished child of the notebook (it runs as PID 1)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+        if pid == 0:
+            return
+
+
+class Discard(io.TextIOBase):
+    """Stand-in for sys.stdout/sys.stderr that drops everything."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self, fd: int):
+        self._fd = fd
+
+    def write(self, s):
+        return len(s)
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def fileno(self):
+        return self._fd
+
+    def flush(self):
+        pass
+
+
+class _NoIPython:
+    """What get_ipython() returns: every method accepts anything and does nothing."""
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return lambda *a, **k: None
+
+
+def _display(*args, **kwargs):
+    return None
+
+
+_NO_IPYTHON = _NoIPython()
+
+
+def describe(e: BaseException) -> str:
+    name = type(e).__name__
+    try:
+        msg = str(e)
+    except BaseException:
+        msg = "(the message could not be turned into text)"
+    return f"{name}: {msg[:300]}" if msg else name
+
+
+def _logical_line_starts(src: str, nlines: int) -> set[int]:
+    starts = {1}
+    depth = 0
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+            if tok.type == tokenize.OP:
+                if tok.string in ("(", "[", "{"):
+                    depth += 1
+                elif tok.string in (")", "]", "}"):
+                    depth = max(0, depth - 1)
+            elif tok.type == tokenize.NEWLINE or (tok.type == tokenize.NL and depth == 0):
+                starts.add(tok.end[0] + 1)
+    except (tokenize.TokenError, SyntaxError):
+        return set(range(1, nlines + 1))
+    return starts
+
+
+def strip_magics(src: str) -> str:
+    """Turn IPython magics and shell escapes into `pass` (keeping indentation).
+
+    A cell starting with %% is dropped entirely.  Only lines that begin a
+    logical line count, so a continuation line starting with the `%`
+    operator is left alone.
+    """
+    if src.lstrip().startswith("%%"):
+        return ""
+    lines = src.splitlines(keepends=True)
+    starts = _logical_line_starts(src, len(lines))
+    out = []
+    for i, line in enumerate(lines, 1):
+        s = line.lstrip()
+        if s[:1] in ("%", "!") and i in starts:
+            out.append(line[: len(line) - len(s)] + "pass\n")
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def _compile_cell(src: str, name: str):
+    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+    if src.lstrip().startswith("%%"):
+        src = ""
+    try:
+        return compile(src, name, "exec", flags=flags, dont_inherit=True)
+    except SyntaxError:
+        stripped = strip_magics(src)
+        if stripped == src:
+            raise
+        return compile(stripped, name, "exec", flags=flags, dont_inherit=True)
+
+
+class StepTimeout(BaseException):
+    """A cell or a request ran past its time: raised inside it by a timer (not an Exception, so a
+    plain ``except Exception`` in student code does not swallow it)."""
+
+
+class _time_limit:
+    """Interrupt the code run inside after ``seconds`` (0: no limit). Code that ignores or
+    replaces SIGALRM escapes this, and then only the session's wall-clock deadline stops it."""
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+
+    def _ring(self, signum, frame):
+        raise StepTimeout(f"did not finish within {self.seconds:g} s")
+
+    def __enter__(self):
+        if self.seconds > 0:
+            signal.signal(signal.SIGALRM, self._ring)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds)
+        return self
+
+    def __exit__(self, *exc):
+        if self.seconds > 0:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        return False
+
+
+def run_cells(cells: list, my_pid: int, step_timeout: float = 0) -> tuple[dict, list[dict]]:
+    ns: dict = {"__name__": "__main__", "display": _display, "get_ipython": lambda: _NO_IPYTHON}
+    report = []
+    loop = None
+    for i, src in enumerate(cells, 1):
+        try:
+            if not isinstance(src, str):
+                raise TypeError("cell source is not text")
+            code = _compile_cell(src, f"<cell {i}>")
+            with _time_limit(step_timeout):
+                if code.co_flags & inspect.CO_COROUTINE:
+                    import asyncio
+                    if loop is None:
+                        loop = asyncio.new_event_loop()
+                    loop.run_until_complete(eval(code, ns))
+                else:
+                    exec(code, ns)
+            entry = {"ok": True}
+        except BaseException as e:
+            entry = {"ok": False, "error": describe(e)}
+        if _getpid() != my_pid:
+            _exit(0)          # a forked copy of the notebook must not reach the socket
+        reap()
+        report.append(entry)
+    return ns, report
+
+
+def serve(handler, sock, setup_error: str | None) -> None:
+    """Run the cells the grader sends, then answer its requests until the socket closes."""
+    my_pid = _getpid()
+    try:
+        header, _ = frames.recv_frame(sock, max_blob_bytes=_IN_BLOBS, max_header=_IN_HEADER)
+    except frames.FrameError:
+        _exit(0)
+    if setup_error is not None:
+        try:
+            frames.send_frame(sock, {"setup_error": setup_error})
+        except frames.FrameError:
+            pass
+        _exit(71)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        try:
+            torch.set_num_threads(1)
+        except Exception:
+            pass
+    cells = header.get("cells") or []
+    step_timeout = header.get("step_timeout")
+    step_timeout = float(step_timeout) if isinstance(step_timeout, (int, float)) and step_timeout > 0 else 0.0
+    ns, report = run_cells(cells, my_pid, step_timeout)
+    try:
+        frames.send_frame(sock, {"load_report": report})
+    except frames.FrameError:
+        _exit(0)
+    while True:
+        try:
+            header, blobs = frames.recv_frame(sock, max_blob_bytes=_IN_BLOBS, max_header=_IN_HEADER)
+        except frames.FrameError:
+            _exit(0)
+        reap()
+        try:
+            with _time_limit(step_timeout):
+                reply_header, reply_blobs = handler(ns, header, blobs)
+            parts = frames.encode(reply_header, list(reply_blobs or ()))
+        except BaseException as e:
+            parts = frames.encode({"error": describe(e)}, [])
+        if _getpid() != my_pid:
+            _exit(0)
+        try:
+            frames.send_parts(sock, parts)
+        except frames.FrameError:
+            _exit(0)

@@ -1,0 +1,357 @@
+"""The processes of one session: how they start, shut themselves in, and end.
+
+    zygote
+      └─ P   setsid(), enters new mount, network, PID, IPC and UTS namespaces, forks G,
+             then only waits for G and exits the same way G did.
+           └─ G  PID 1 of the new PID namespace: takes its private view (view.enter), small
+                 SysV IPC limits, rlimits, a dedicated uid, no capabilities, no_new_privs and
+                 the seccomp filter; then runs the notebook (cells.serve).
+
+The same path runs once at zygote start-up as a probe: every step is tried, what worked
+becomes the plan, and every later session must reach exactly that plan or refuse to run
+student code. Everything here is imported by the zygote before it forks.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import resource
+import signal
+import socket
+import sys
+
+from . import cells, syscalls, view
+
+BASE_UID = 61000
+_exit = os._exit
+
+
+class SetupError(Exception):
+    """An isolation step that the plan requires did not work."""
+
+
+class Context:
+    """Everything a session needs, prepared by the zygote before forking."""
+
+    def __init__(self, limits: dict, handler, stdlib: str, namespaces: bool):
+        self.limits = limits
+        self.handler = handler
+        self.stdlib = stdlib
+        self.namespaces = namespaces   # the zygote runs in bubblewrap's view; sessions add their own
+        self.seccomp: bytes | None = None
+        self.plan: dict | None = None
+
+
+def session_budget(limits: dict) -> int:
+    """Bytes of address space a session may add to the zygote's: memory_mb minus what its
+    scratch /tmp and shared memory (SysV and /dev/shm) may hold, so that all of it together
+    stays within memory_mb."""
+    return (limits["memory_mb"] - limits["scratch_mb"] - 2 * limits["shm_mb"]) << 20
+
+
+# -- P: the intermediate process ------------------------------------------------------------
+
+def intermediate(ctx: Context, slot: int, sock: socket.socket, report_fd: int, probe_fd: int,
+                 workdir: str | None) -> None:
+    """Body of P.  Never returns.
+
+    P writes one JSON line to report_fd: {"pid1": ...} or {"error": ...}. probe_fd is -1 for a
+    real session; for the start-up probe G writes its findings there.
+    """
+    code = 70
+    try:
+        _reset_signals()
+        os.setsid()
+        _close_fds_except({sock.fileno(), report_fd, probe_fd})
+        _null_stdio()
+        os.umask(0o022)
+        if ctx.namespaces:
+            try:
+                syscalls.unshare(syscalls.SESSION_NAMESPACES)
+            except OSError as e:
+                report(report_fd, {"error": f"could not enter the session's namespaces ({e})"})
+                _exit(70)
+        me = os.getpid()
+        pid1 = os.fork()
+        if pid1 == 0:
+            os.close(report_fd)
+            _session_leader(ctx, slot, sock, probe_fd, workdir, me)
+        sock.close()
+        if probe_fd >= 0:
+            os.close(probe_fd)
+        report(report_fd, {"pid1": pid1})
+        os.close(report_fd)
+        code = _wait_and_mirror(pid1)
+    except BaseException:
+        pass
+    _exit(code)
+
+
+def _wait_and_mirror(pid: int) -> int:
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except InterruptedError:
+            continue
+        except ChildProcessError:
+            return 70
+    if os.WIFSIGNALED(status):
+        # Die the same way, so the zygote can tell what happened to G.
+        sig = os.WTERMSIG(status)
+        try:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if sig not in (signal.SIGKILL, signal.SIGSTOP):
+                signal.signal(sig, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+            os.kill(os.getpid(), sig)
+        except (OSError, ValueError):
+            pass
+        return 128 + sig
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status)
+    return 70
+
+
+# -- G: PID 1 of the session -----------------------------------------------------------------
+
+def _session_leader(ctx, slot, sock, probe_fd, workdir, parent_pid) -> None:
+    probe = probe_fd >= 0
+    try:
+        syscalls.prctl(syscalls.PR_SET_PDEATHSIG, signal.SIGKILL)
+        # Inside a new PID namespace the parent lives outside it and getppid() reports 0.
+        if os.getppid() not in (parent_pid, 0):
+            _exit(70)
+        if ctx.namespaces:
+            os.setsid()
+        plan = dict(ctx.plan) if ctx.plan else {}
+        err = None
+        info: dict = {}
+        try:
+            info = isolate(ctx, plan, slot, probe, workdir)
+        except SetupError as e:
+            err = str(e)
+        except Exception as e:
+            err = f"{type(e).__name__}: {e}"
+        if probe:
+            report(probe_fd, {"plan": plan, "info": info, "error": err})
+            _exit(0)
+        cells.serve(ctx.handler, sock, err)
+    except BaseException:
+        pass
+    _exit(70)
+
+
+def _step(probe: bool, what: str, fn, *args) -> bool:
+    """Run an optional step.  In probe mode a failure returns False; in a session it is fatal."""
+    try:
+        fn(*args)
+        return True
+    except OSError as e:
+        if probe:
+            return False
+        raise SetupError(f"{what} failed ({e})") from None
+
+
+def isolate(ctx: Context, plan: dict, slot: int, probe: bool, workdir: str | None) -> dict:
+    """Shut G in; in probe mode also decide the plan.  Returns facts for the probe report."""
+    info: dict = {"problems": []}
+    lim = ctx.limits
+    uid = BASE_UID + slot
+    root = os.geteuid() == 0
+    if probe:
+        plan.update(namespaces=ctx.namespaces, dedicated=root, ipc_limits=ctx.namespaces,
+                    seccomp=ctx.seccomp is not None)
+    vmsize = _vmsize_bytes()
+    stdio = os.open(os.devnull, os.O_RDWR)
+    if ctx.namespaces:
+        try:
+            view.enter(lim["scratch_mb"], lim["shm_mb"], uid if plan["dedicated"] else None)
+        except OSError as e:
+            raise SetupError(f"setting up the session's files failed ({e})") from None
+        workdir = view.WORKDIR
+        try:
+            syscalls.sethostname(b"sandbox")
+        except OSError:
+            pass
+        if plan["ipc_limits"]:
+            plan["ipc_limits"] = _step(probe, "limiting SysV IPC", _ipc_limits, lim["shm_mb"])
+        if probe:
+            info["loopback"] = _loopback()
+    if probe and plan["dedicated"] and not _readable_as(uid, os.path.join(ctx.stdlib, "os.py")):
+        plan["dedicated"] = False      # without a view of its own, only the grader's uid can run Python here
+        info["notes"] = [f"uid {uid} cannot read the Python installation"]
+    _set_limits(lim, plan, vmsize)
+    if plan["dedicated"]:
+        plan["dedicated"] = _step(probe, f"switching to uid {uid}", syscalls.drop_uid, uid)
+    try:
+        syscalls.drop_capabilities()
+    except OSError as e:
+        if root or ctx.namespaces:
+            if not probe:
+                raise SetupError(f"dropping capabilities failed ({e})") from None
+            info["problems"].append(f"could not drop capabilities ({e})")
+    syscalls.prctl(syscalls.PR_SET_NO_NEW_PRIVS, 1)
+    syscalls.prctl(syscalls.PR_SET_DUMPABLE, 1)
+    if plan["seccomp"]:
+        plan["seccomp"] = _step(probe, "installing the system-call filter", syscalls.load_seccomp, ctx.seccomp)
+    if probe:
+        info["problems"] += _probe_checks(ctx, plan)
+    else:
+        os.chdir(workdir or "/")
+        home = workdir or "/tmp"
+        os.environ.update(HOME=home, TMPDIR=(home if not ctx.namespaces else "/tmp"), USER="student",
+                          LOGNAME="student", MPLCONFIGDIR=os.path.join(home, ".matplotlib"),
+                          XDG_CACHE_HOME=os.path.join(home, ".cache"), MPLBACKEND="Agg")
+        for target in (0, 1, 2):
+            os.dup2(stdio, target)
+        sys.stdin = open(0, "r", closefd=False)
+        sys.stdout = cells.Discard(1)
+        sys.stderr = cells.Discard(2)
+    os.close(stdio)
+    return info
+
+
+def _ipc_limits(shm_mb: int) -> None:
+    """Small SysV IPC limits in the session's own IPC namespace (they count against memory_mb)."""
+    for name, value in (("shmmax", shm_mb << 20), ("shmall", (shm_mb << 20) // os.sysconf("SC_PAGE_SIZE")),
+                        ("shmmni", 64), ("msgmni", 8), ("msgmnb", 16384), ("msgmax", 8192),
+                        ("sem", "250 2000 32 16")):      # per set, in all, per call, sets
+        with open(f"/proc/sys/kernel/{name}", "w") as f:
+            f.write(str(value))
+
+
+def _set_limits(limits: dict, plan: dict, vmsize: int) -> None:
+    mib = 1 << 20
+    if plan["dedicated"] or plan["namespaces"]:
+        nproc = limits["max_procs"]
+    else:
+        # Same uid as the grader: the limit counts all of its processes.
+        nproc = _count_tasks_of(os.getuid()) + limits["max_procs"]
+    address_space = vmsize + session_budget(limits)
+    wanted = [
+        (resource.RLIMIT_CORE, 0, 0),
+        (resource.RLIMIT_NOFILE, 256, 256),
+        (resource.RLIMIT_FSIZE, limits["file_mb"] * mib, limits["file_mb"] * mib),
+        (resource.RLIMIT_NPROC, nproc, nproc),
+        (resource.RLIMIT_MSGQUEUE, 0, 0),
+        # As PID 1 of its namespace G would ignore the soft-limit SIGXCPU,
+        # so the hard limit (SIGKILL) is the one that counts.
+        (resource.RLIMIT_CPU, limits["cpu_seconds"], limits["cpu_seconds"]),
+        (resource.RLIMIT_AS, address_space, address_space),
+    ]
+    for which, soft, hard in wanted:
+        _, cur_hard = resource.getrlimit(which)
+        if cur_hard != resource.RLIM_INFINITY:
+            hard = min(hard, cur_hard)
+            soft = min(soft, hard)
+        resource.setrlimit(which, (soft, hard))
+
+
+def _readable_as(uid: int, path: str) -> bool:
+    os.setegid(uid)
+    os.seteuid(uid)
+    try:
+        os.close(os.open(path, os.O_RDONLY))
+        return True
+    except OSError:
+        return False
+    finally:
+        os.seteuid(0)
+        os.setegid(0)
+
+
+def _loopback() -> str:
+    s = socket.socket()
+    try:
+        s.settimeout(1)
+        s.connect(("127.0.0.1", 9))
+        return "up"
+    except OSError as e:
+        return "down" if e.errno in (errno.ENETUNREACH, errno.EHOSTUNREACH) else "up"
+    finally:
+        s.close()
+
+
+def _probe_checks(ctx: Context, plan: dict) -> list[str]:
+    problems = []
+    target = os.path.join(ctx.stdlib, "os.py")
+    if not os.access(target, os.R_OK):
+        problems.append(f"the sandboxed child cannot read the Python standard library ({target})")
+    if plan["seccomp"]:
+        try:
+            socket.socket().close()
+            problems.append("the system-call filter did not stop socket()")
+        except OSError:
+            pass
+    elif ctx.namespaces:
+        problems.append("the system-call filter could not be installed (seccomp)")
+    return problems
+
+
+# -- small helpers ---------------------------------------------------------------------------
+
+def report(fd: int, obj: dict) -> None:
+    data = (json.dumps(obj) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _close_fds_except(keep: set[int]) -> None:
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        if fd > 2 and fd not in keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def _null_stdio() -> None:
+    fd = os.open(os.devnull, os.O_RDWR)
+    for target in (0, 1, 2):
+        os.dup2(fd, target)
+    if fd > 2:
+        os.close(fd)
+
+
+def _reset_signals() -> None:
+    try:
+        signal.set_wakeup_fd(-1)
+    except ValueError:
+        pass
+    for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2):
+        signal.signal(sig, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _vmsize_bytes() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    raise SetupError("could not read VmSize from /proc/self/status")
+
+
+def _count_tasks_of(uid: int) -> int:
+    """Threads currently owned by uid (they all count against RLIMIT_NPROC)."""
+    n = 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/status") as f:
+                text = f.read()
+        except OSError:
+            continue
+        real_uid = threads = None
+        for line in text.splitlines():
+            if line.startswith("Uid:"):
+                real_uid = int(line.split()[1])
+            elif line.startswith("Threads:"):
+                threads = int(line.split()[1])
+        if real_uid == uid and threads:
+            n += threads
+    return n

@@ -1,0 +1,112 @@
+"""`course autograde` against submissions that attack the grader's side: links, huge files,
+huge replies, and a class graded where student code cannot be isolated.
+
+Every attack gets a one-line reason or loses its points, and the honest copy in the same batch
+keeps its exact score.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from autograder import api
+from autograder.grader_side.assignment import Assignment
+from autograder.tooling.sampleclass import write_submission
+
+TIMEOUT = 15.0
+BIG_REPLIES = """
+import torch
+_big = torch.zeros(15_000_000)          # 60 MB, whatever a check asks
+for _name, _value in list(globals().items()):
+    if not _name.startswith('_') and callable(_value) and getattr(_value, '__module__', None) == '__main__':
+        globals()[_name] = (lambda *a, **k: _big)
+"""
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    a = Assignment()
+    root = tmp_path_factory.mktemp("hostile")
+    honest = write_submission(root / "honest", a)                       # honest/transformer-block/*.ipynb
+    for name in a.notebooks:                                            # links to another student's notebooks
+        (root / "x_links_to_honest").mkdir(exist_ok=True)
+        os.symlink(honest / f"{name}.ipynb", root / "x_links_to_honest" / f"{name}.ipynb")
+    (root / "x_links_to_shadow").mkdir()
+    for name in a.notebooks:
+        os.symlink("/etc/shadow", root / "x_links_to_shadow" / f"{name}.ipynb")
+    (root / "x_folder_link").mkdir()
+    os.symlink(honest, root / "x_folder_link" / a.name)                 # the assignment folder is a link
+    os.symlink(root / "honest", root / "x_student_link")                # the student's folder is a link
+    (root / "x_fifo").mkdir()
+    for name in a.notebooks:
+        os.mkfifo(root / "x_fifo" / f"{name}.ipynb")
+    sparse = root / "x_sparse"
+    sparse.mkdir()
+    for name in a.notebooks:
+        with open(sparse / f"{name}.ipynb", "wb") as f:
+            f.truncate(2 << 30)                                         # 2 GiB, no disk used
+    (root / "x_tiny_values").mkdir()
+    (root / "x_tiny_values" / "concepts.ipynb").write_text('{"cells": [' + "{}," * 600_000 + "{}]}")
+    write_submission(root / "x_big_replies", a, extra_cells=[BIG_REPLIES])
+    return a, api.autograde("transformer-block", root, workers=2, timeout=TIMEOUT)
+
+
+def test_the_honest_copy_keeps_its_exact_score(batch):
+    a, results = batch
+    honest = results["students"]["honest"]
+    assert honest["status"] == "graded" and honest["score"] == 100.0 == a.max_score
+    assert not honest["flags"]
+
+
+@pytest.mark.parametrize("sid, words", [
+    ("x_links_to_honest", "concepts.ipynb is a link; submit the notebook file itself"),
+    ("x_links_to_shadow", "build.ipynb is a link; submit the notebook file itself"),
+    ("x_folder_link", "transformer-block/concepts.ipynb is inside a link (transformer-block)"),
+    ("x_student_link", "concepts.ipynb is inside a link (x_student_link)"),
+    ("x_fifo", "concepts.ipynb is not a regular file"),
+    ("x_sparse", "concepts.ipynb could not be read: it is 2048 MiB, over the 20 MiB limit"),
+    ("x_tiny_values", "JSON values, over the 1000000 limit"),
+])
+def test_links_and_odd_files_are_refused_with_one_line_reasons(batch, sid, words):
+    result = batch[1]["students"][sid]
+    assert result["score"] == 0.0 and result["status"] == "failed", result
+    assert words in result["reason"] and "\n" not in result["reason"]
+
+
+def test_huge_replies_fail_their_checks_and_nothing_else(batch):
+    result = batch[1]["students"]["x_big_replies"]
+    assert result["status"] == "graded"
+    assert result["questions"]["B1"]["score"] == 0.0
+    messages = " ".join(row["message"] for q in result["questions"].values() for row in q.get("checks") or [])
+    assert "output limit" in messages
+    assert result["questions"]["C1"]["score"] == result["questions"]["C1"]["max_score"]   # concepts untouched
+
+
+def test_without_namespaces_course_autograde_refuses_unless_told(tmp_path):
+    """Graded where namespaces are denied (a seccomp filter, as some containers have)."""
+    if not shutil.which("bwrap"):
+        pytest.skip("needs bubblewrap (make sandbox)")
+    write_submission(tmp_path / "class" / "only", Assignment())
+    wrapper = ("import os, sys\n"
+               "from autograder.grader_side.sandbox import seccomp, syscalls\n"
+               "syscalls.load_seccomp(seccomp.build(deny_sysv_ipc=False))\n"
+               "from autograder import cli\n"
+               "sys.exit(cli.main(sys.argv[1:]))\n")
+    command = [sys.executable, "-c", wrapper, "autograde", "transformer-block", "--submissions",
+               str(tmp_path / "class"), "--out", str(tmp_path / "r.json"), "--workers", "1"]
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert refused.returncode == 2
+    last = refused.stderr.strip().splitlines()[-1]
+    assert last.startswith("course autograde: student code cannot be isolated here: ") and "--allow-weak-isolation" in last
+    assert not (tmp_path / "r.json").exists()
+    weak = subprocess.run(command + ["--allow-weak-isolation"], capture_output=True, text=True, timeout=300)
+    assert weak.returncode == 0, weak.stderr[-2000:]
+    results = json.loads((tmp_path / "r.json").read_text())
+    assert results["isolation"]["weak"] and results["isolation"]["filesystem"] == "none"
+    assert results["students"]["only"]["score"] == 100.0
+    assert "weak isolation" in weak.stderr
