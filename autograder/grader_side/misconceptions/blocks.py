@@ -4,7 +4,7 @@ pre-norm (B6) and post-norm (B7) blocks.
 B6 and B7 entries replace only `forward` (the given `__init__` and helpers stay), as a student
 who edits the TODO would.
 """
-from autograder.grader_side.misconceptions import variant, wrong
+from autograder.grader_side.misconceptions import phrasings, variant, wrong
 
 ENTRIES = [
     # ---- C6 ------------------------------------------------------------------------------------
@@ -275,6 +275,21 @@ PostNormBlock.forward = _forward
 ''',
     ),
     wrong(
+        "B7-always-causal",
+        "Applies the causal mask in the post-norm block even when causal=False.",
+        "With causal=False every token may see every other one: pass the flag on to the attention helper.",
+        "B7_code",
+        '''
+def _forward(self, x, causal=True):
+    x = self.norm1(x + self._attention(x, True))
+    x = self.norm2(x + self._mlp(x))
+    return x
+
+
+PostNormBlock.forward = _forward
+''',
+    ),
+    wrong(
         "B7-norms-swapped",
         "Uses norm2 after attention and norm1 after the MLP.",
         "norm1 belongs to the first sublayer (attention) and norm2 to the second (MLP): the grader "
@@ -354,6 +369,24 @@ def _manual_attention(block, h, causal):
 
 VARIANTS = [
     # ---- C6 ------------------------------------------------------------------------------------
+    variant("C6-paper-labels", "C6_code", '''
+q6_decoder_sublayers = ["Masked Multi-Head Attention", "Multi-Head Attention", "Feed Forward"]
+q6_gpt_drops = "Multi-Head Attention"
+'''),
+    variant("C6-sentences", "C6_code", '''
+q6_decoder_sublayers = ["The masked self-attention layer.",
+                        "Encoder-decoder attention: queries from the decoder, keys and values from the encoder.",
+                        "The position-wise feed-forward network."]
+q6_gpt_drops = "Cross-attention, since GPT has no encoder to attend to."
+'''),
+    variant("C6-capitals", "C6_code", '''
+q6_decoder_sublayers = ["MASKED SELF-ATTENTION", "CROSS-ATTENTION", "FEED-FORWARD"]
+q6_gpt_drops = "CROSS-ATTENTION"
+'''),
+    variant("C6-causal-and-mlp", "C6_code", '''
+q6_decoder_sublayers = ["causal self-attention", "cross attention", "MLP"]
+q6_gpt_drops = "the encoder-decoder cross-attention"
+'''),
     variant("C6-encoder-decoder-attention", "C6_code", '''
 q6_decoder_sublayers = ["causal self-attention", "encoder-decoder attention", "position-wise feed-forward network"]
 q6_gpt_drops = "encoder-decoder attention"
@@ -363,6 +396,22 @@ q6_decoder_sublayers = ("FFN", "Masked Multi-Head Attention", "Cross Attention")
 q6_gpt_drops = "the cross-attention"
 '''),
     # ---- C7 ------------------------------------------------------------------------------------
+    variant("C7-sentences", "C7_code", '''
+q7_2017_paper = "The 2017 paper used post-norm."
+q7_modern_default = "Pre-norm."
+'''),
+    variant("C7-capitals", "C7_code", '''
+q7_2017_paper = "POST-NORM"
+q7_modern_default = "PRE-NORM"
+'''),
+    variant("C7-norm-first-flag", "C7_code", '''
+q7_2017_paper = "norm_first=False"
+q7_modern_default = "norm_first=True"
+'''),
+    variant("C7-paper-label-and-reason", "C7_code", '''
+q7_2017_paper = "Add & Norm: the norm comes after the residual addition"
+q7_modern_default = "pre-norm: the sublayer reads a normalized copy, the stream is never rescaled"
+'''),
     variant("C7-ln-abbreviations", "C7_code", '''
 q7_2017_paper = "Post-LN"
 q7_modern_default = "Pre-LN"

@@ -3,7 +3,7 @@
 Every wrong answer redefines one name after the C1 cell's correct solution; every variant is a
 correct answer written another way.
 """
-from autograder.grader_side.misconceptions import variant, wrong
+from autograder.grader_side.misconceptions import phrasings, variant, wrong
 
 ENTRIES = [
     # ---- permutes_with_input -------------------------------------------------------------------
@@ -49,6 +49,16 @@ def permutes_with_input(f, X, perm, atol=1e-5):
         '''
 def permutes_with_input(f, X, perm, atol=1e-5):
     return f(X[perm]).shape == f(X)[perm].shape
+''',
+    ),
+    wrong(
+        "C1-atol-ignored",
+        "Compares within the default 1e-5 whatever atol the caller passes.",
+        "atol is an argument: with atol=1e-2, outputs that differ by 1e-3 count as equal.",
+        "C1_code",
+        '''
+def permutes_with_input(f, X, perm, atol=1e-5):
+    return bool(torch.allclose(f(X[perm]), f(X)[perm], rtol=0.0, atol=1e-5))
 ''',
     ),
     wrong(
@@ -239,11 +249,13 @@ def sinusoidal_positions(n, d):
     return pe
 ''',
     ),
-    variant(
-        "C1-sentences-tuple-punctuated",
-        "C1_code",
-        '''
-q1_sentences = ("Man bites dog!", "Dog bites man.")
-''',
-    ),
+    # ---- q1_sentences as students write them ------------------------------------------------------
+    *phrasings("C1", "C1_code", "q1_sentences", {
+        "tuple-punctuated": ("Man bites dog!", "Dog bites man."),
+        "articles": ["The dog bites the man.", "The man bites the dog."],
+        "indefinite-articles": ["A dog bites a man", "A man bites a dog"],
+        "capitals": ["DOG BITES MAN", "MAN BITES DOG"],
+        "quoted": ['"Dog bites man"', '"Man bites dog"'],
+        "curly-quotes-and-spaces": ["\u201cDog  bites man.\u201d", " man bites dog "],
+    }),
 ]
