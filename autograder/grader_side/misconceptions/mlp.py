@@ -133,6 +133,13 @@ ENTRIES = [
         _SWIGLU.replace(", bias=False", ""),
     ),
     wrong(
+        "B5-down-projection-shape",
+        "Builds w2 as d_model -> d_ff, the shape of w1 and w3, where it maps d_ff back down to d_model.",
+        "nn.Linear(n_in, n_out): the down projection takes the d_ff hidden units to d_model outputs.",
+        "B5_code",
+        changed(_SWIGLU, "self.w2 = nn.Linear(d_ff, d_model, bias=False)", "self.w2 = nn.Linear(d_model, d_ff, bias=False)"),
+    ),
+    wrong(
         "B5-d-ff-ignored",
         "Sizes the hidden layer with swiglu_hidden_dim(d_model) instead of the d_ff it is given.",
         "SwiGLU(d_model, d_ff) builds exactly the width it is given; swiglu_hidden_dim is for choosing one.",
