@@ -65,7 +65,7 @@ q5_layer_norm_u = [-0.4472, -1.3416]
         "B1-sample-variance",
         "Divides by d - 1 (sample variance) where layer norm uses the population variance.",
         "torch.var divides by d - 1 unless told otherwise: check the variance of your output rows "
-        "(it should be 1) and the worked example [3, 1].",
+        "(it should be 1) and the worked example of B1's visible check.",
         "B1_code",
         changed(_LAYER_NORM, "var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)",
                 "var = x.var(dim=-1, keepdim=True)"),
