@@ -4,7 +4,28 @@ pre-norm (B6) and post-norm (B7) blocks.
 B6 and B7 entries replace only `forward` (the given `__init__` and helpers stay), as a student
 who edits the TODO would.
 """
-from autograder.grader_side.misconceptions import phrasings, variant, wrong
+from autograder.grader_side.misconceptions import changed, phrasings, variant, wrong
+
+# The correct forward passes, each written so one line can be made wrong.
+_PRE_NORM = '''
+def _forward(self, x, causal=True):
+    x = x + self._attention(self.norm1(x), causal)
+    x = x + self._mlp(self.norm2(x))
+    return x
+
+
+PreNormBlock.forward = _forward
+'''
+
+_POST_NORM = '''
+def _forward(self, x, causal=True):
+    x = self.norm1(x + self._attention(x, causal))
+    x = self.norm2(x + self._mlp(x))
+    return x
+
+
+PostNormBlock.forward = _forward
+'''
 
 ENTRIES = [
     # ---- C6 ------------------------------------------------------------------------------------
@@ -116,15 +137,7 @@ q7_modern_default = "RMSNorm"
         "Pass the causal flag on to the attention helper; the visible check changes the last token "
         "and watches the earlier outputs.",
         "B6_code",
-        '''
-def _forward(self, x, causal=True):
-    x = x + self._attention(self.norm1(x), False)
-    x = x + self._mlp(self.norm2(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(_PRE_NORM, "self.norm1(x), causal)", "self.norm1(x), False)"),
     ),
     wrong(
         "B6-inverted-causal-mask",
@@ -153,15 +166,7 @@ PreNormBlock.forward = _forward
         "With causal=False every token may see every other one: check that the flag reaches the "
         "attention helper.",
         "B6_code",
-        '''
-def _forward(self, x, causal=True):
-    x = x + self._attention(self.norm1(x), True)
-    x = x + self._mlp(self.norm2(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(_PRE_NORM, "self.norm1(x), causal)", "self.norm1(x), True)"),
     ),
     wrong(
         "B6-post-norm-wiring",
@@ -184,15 +189,7 @@ PreNormBlock.forward = _forward
         "Uses norm1 before both sublayers, so norm2's own gain and shift are never used.",
         "Each sublayer has its own norm with its own parameters: the MLP reads norm2 of the stream.",
         "B6_code",
-        '''
-def _forward(self, x, causal=True):
-    x = x + self._attention(self.norm1(x), causal)
-    x = x + self._mlp(self.norm1(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(_PRE_NORM, "self._mlp(self.norm2(x))", "self._mlp(self.norm1(x))"),
     ),
     wrong(
         "B6-residual-replaces",
@@ -200,15 +197,8 @@ PreNormBlock.forward = _forward
         "Re-read the two updates in B6: each sublayer's output is added to the stream. Without the "
         "addition there is no identity path.",
         "B6_code",
-        '''
-def _forward(self, x, causal=True):
-    x = self._attention(self.norm1(x), causal)
-    x = self._mlp(self.norm2(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(changed(_PRE_NORM, "x = x + self._attention", "x = self._attention"),
+                "x = x + self._mlp", "x = self._mlp"),
     ),
     wrong(
         "B6-adds-normalized-input",
@@ -233,15 +223,7 @@ PreNormBlock.forward = _forward
         "Changes the signature's default to causal=False, so forward(x) is no longer masked.",
         "Keep the given signature forward(x, causal=True): callers rely on the default.",
         "B6_code",
-        '''
-def _forward(self, x, causal=False):
-    x = x + self._attention(self.norm1(x), causal)
-    x = x + self._mlp(self.norm2(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(_PRE_NORM, "causal=True", "causal=False"),
     ),
     # ---- B7 ------------------------------------------------------------------------------------
     wrong(
@@ -264,30 +246,14 @@ PostNormBlock.forward = _forward
         "Never applies the causal mask in the post-norm block.",
         "Pass the causal flag on to the attention helper; test by changing the last token.",
         "B7_code",
-        '''
-def _forward(self, x, causal=True):
-    x = self.norm1(x + self._attention(x, False))
-    x = self.norm2(x + self._mlp(x))
-    return x
-
-
-PostNormBlock.forward = _forward
-''',
+        changed(_POST_NORM, "self._attention(x, causal)", "self._attention(x, False)"),
     ),
     wrong(
         "B7-always-causal",
         "Applies the causal mask in the post-norm block even when causal=False.",
         "With causal=False every token may see every other one: pass the flag on to the attention helper.",
         "B7_code",
-        '''
-def _forward(self, x, causal=True):
-    x = self.norm1(x + self._attention(x, True))
-    x = self.norm2(x + self._mlp(x))
-    return x
-
-
-PostNormBlock.forward = _forward
-''',
+        changed(_POST_NORM, "self._attention(x, causal)", "self._attention(x, True)"),
     ),
     wrong(
         "B7-norms-swapped",
@@ -310,15 +276,9 @@ PostNormBlock.forward = _forward
         "Normalizes the sublayer's output before adding it (x + Norm(F(x))) instead of normalizing the sum.",
         "Post-norm applies the norm to x + F(x), after the residual addition.",
         "B7_code",
-        '''
-def _forward(self, x, causal=True):
-    x = x + self.norm1(self._attention(x, causal))
-    x = x + self.norm2(self._mlp(x))
-    return x
-
-
-PostNormBlock.forward = _forward
-''',
+        changed(changed(_POST_NORM, "x = self.norm1(x + self._attention(x, causal))",
+                                "x = x + self.norm1(self._attention(x, causal))"),
+                "x = self.norm2(x + self._mlp(x))", "x = x + self.norm2(self._mlp(x))"),
     ),
     wrong(
         "B7-mlp-reads-old-stream",
