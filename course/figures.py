@@ -130,7 +130,7 @@ def grad_norm_depth(path: Path, n_layers: int = 32) -> Path:
     """Gradient norm reaching each layer of a 32-layer tanh stack, with and without x + f(x)."""
     res = depth.grad_norms_per_layer(depth=n_layers, d=64, residual=True, seed=0)
     plain = depth.grad_norms_per_layer(depth=n_layers, d=64, residual=False, seed=0)
-    layers = list(range(n_layers))
+    layers = list(range(1, n_layers + 1))          # layer 1 is nearest the input, as in B9's plot
     fig, ax = plt.subplots(figsize=(WIDTH_IN, 5.0), layout="constrained")
     ax.semilogy(layers, res, "o-", color=COLORS["residual"], ms=4, lw=2,
                 label="residual:  x ← x + f(x)")
@@ -139,14 +139,14 @@ def grad_norm_depth(path: Path, n_layers: int = 32) -> Path:
     ax.axhline(1.0, color="black", lw=0.8, ls=":")
     ax.annotate("unit gradient handed in at the top", (1, 1.0), xytext=(0, -13),
                 textcoords="offset points", fontsize=9)
-    ax.annotate(f"{plain[0]:.1e}", (0, plain[0]), xytext=(8, -4), textcoords="offset points",
+    ax.annotate(f"{plain[0]:.1e}", (1, plain[0]), xytext=(8, -4), textcoords="offset points",
                 color=COLORS["plain"], fontsize=10)
-    ax.annotate(f"{res[0]:.1f}", (0, res[0]), xytext=(8, 4), textcoords="offset points",
+    ax.annotate(f"{res[0]:.1f}", (1, res[0]), xytext=(8, 4), textcoords="offset points",
                 color=COLORS["residual"], fontsize=10)
-    ax.set_xlabel("layer (0 = nearest the input; the gradient travels right to left)")
+    ax.set_xlabel("layer (1 = nearest the input; the gradient travels right to left)")
     ax.set_ylabel("mean ‖∂L/∂x‖ at the layer's input (log scale)")
     ax.set_title(f"Gradient norm per layer in a {n_layers}-layer tanh stack (d = 64, seed 0)")
-    ax.set_xlim(-0.5, n_layers - 0.5)
+    ax.set_xlim(0.5, n_layers + 0.5)
     lo = 10 ** math.floor(math.log10(min(plain)))
     ax.set_ylim(lo, 10 ** math.ceil(math.log10(max(res)) + 0.3))
     ax.legend(loc="lower right", frameon=False)

@@ -275,7 +275,7 @@ def test_results_follow_the_documented_shape(batch):
     json.dumps(results)
 
 
-def test_the_command_line_writes_results_and_csv_and_exits_0(batch, tmp_path):
+def test_the_command_line_writes_results_and_csv_and_exits_0(tmp_path):
     submissions = tmp_path / "class"
     from autograder.grader_side.assignment import Assignment
     write_submission(submissions / "only", Assignment())

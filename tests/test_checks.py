@@ -59,3 +59,29 @@ def test_the_release_fails_with_a_pointer(check, released):
         run_check(check.id, released[checks.notebook(check)])
     with pytest.raises(CheckFailed, match="TODO box|is not defined"):
         ready(*checks.uses(check), ns=released[checks.notebook(check)])
+
+
+# The lesson's "where students get stuck" points, as catalogued wrong answers, and what the visible
+# check they fail must say: a student who runs the release top to bottom is told, before grading.
+STUCK_POINTS = {
+    "B1-sample-variance": ("B1_worked_example", "you divided by d - 1"),
+    "B4-tanh-gelu": ("B4_structure_example", "tanh approximation of GELU"),
+    "B6-residual-replaces": ("B6_residual", "it never replaces x"),
+    "B6-adds-normalized-input": ("B6_residual", "not to the normalized copy"),
+    "B7-residual-replaces": ("B7_residual", "it never replaces x"),
+    "B9-residual-replaces": ("B9_stack_example", "residual=True"),
+}
+
+
+@pytest.mark.parametrize("entry_id", [e for e, (_, says) in STUCK_POINTS.items() if says])
+def test_a_stuck_point_fails_a_visible_check_that_names_it(entry_id, assignment):
+    from autograder.grader_side.misconceptions import catalogue, edits
+
+    entry = next(e for e in catalogue() if e.id == entry_id)
+    check_id, says = STUCK_POINTS[entry_id]
+    assert not checks.get(check_id).hidden
+    name = checks.notebook(checks.get(check_id))
+    source = {c.grade_id: c.source for c in assignment.cells(name)}
+    ns = trusted_namespace(assignment, name, edits(entry, source[entry.cell]))
+    with pytest.raises(CheckFailed, match=says):
+        run_check(check_id, ns)

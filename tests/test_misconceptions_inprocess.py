@@ -22,12 +22,6 @@ ENTRIES = catalogue()
 VARIANTS = variants()
 AUTOGRADED = [qid for qid, q in contract.QUESTIONS.items() if not q.manual]
 
-# Known gaps, reported to the lead: the entry (or variant) stays in the catalogue and is expected to
-# misbehave until the check is changed. strict=True makes the test fail once a check is fixed, so
-# the line here is removed then.
-CHECK_MISSES: dict[str, str] = {}
-WRONGLY_REJECTED: dict[str, str] = {}
-
 # A failure for one of these reasons means the entry's own code is broken, not that it was caught.
 BROKEN = ("raised NameError", "raised UnboundLocalError", "raised AttributeError", "raised ImportError",
           "raised SyntaxError", "raised ModuleNotFoundError")
@@ -75,11 +69,6 @@ def _outcomes(a: Assignment, entry) -> dict[str, str | None]:
     return outcomes
 
 
-def _params(entries, known):
-    return [pytest.param(e, id=e.id, marks=[pytest.mark.xfail(strict=True, reason=known[e.id])] if e.id in known else [])
-            for e in entries]
-
-
 # ---- the catalogue's shape ----------------------------------------------------------------------
 
 def test_every_autograded_question_has_entries_and_variants():
@@ -112,14 +101,9 @@ def test_every_entry_edits_a_solution_cell_of_its_notebook(course_assignment):
         assert e.cell in solution_cells, f"{e.id}: {e.cell!r} is not a solution cell of {_notebook(e)}"
 
 
-def test_known_gaps_name_real_entries():
-    assert set(CHECK_MISSES) <= {e.id for e in ENTRIES}
-    assert set(WRONGLY_REJECTED) <= {e.id for e in VARIANTS}
-
-
 # ---- every misconception loses points; every variant keeps them all ----------------------------
 
-@pytest.mark.parametrize("entry", _params(ENTRIES, CHECK_MISSES))
+@pytest.mark.parametrize("entry", ENTRIES, ids=lambda e: e.id)
 def test_misconception_loses_points(entry, outcomes):
     failed = {cid: msg for cid, msg in outcomes(entry).items() if msg is not None}
     broken = [msg for msg in failed.values() if any(b in msg for b in BROKEN)]
@@ -127,7 +111,7 @@ def test_misconception_loses_points(entry, outcomes):
     assert failed, f"{entry.id}: no check of {entry.question} fails ({', '.join(outcomes(entry))} all pass)"
 
 
-@pytest.mark.parametrize("entry", _params(VARIANTS, WRONGLY_REJECTED))
+@pytest.mark.parametrize("entry", VARIANTS, ids=lambda e: e.id)
 def test_variant_keeps_full_marks(entry, outcomes):
     failed = {cid: msg for cid, msg in outcomes(entry).items() if msg is not None}
     assert not failed, f"{entry.id}: a correct answer lost points: {failed}"

@@ -37,7 +37,7 @@ def graded(course, assignment):
 def test_the_solution_earns_all_100_autograded_points(graded):
     total, per_check = graded["ref"]
     assert total == 100.0
-    assert len(per_check) == 44 and all(score == top for score, top in per_check.values())
+    assert len(per_check) == 47 and all(score == top for score, top in per_check.values())
 
 
 def test_the_untouched_release_earns_nothing(graded):

@@ -3,6 +3,7 @@ and building the program to run either work or give a one-line reason; nothing e
 import json
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,4 +64,6 @@ def test_truncated_real_notebooks_never_crash_the_reader(cut):
 
 
 def test_deeply_nested_json_is_refused_with_a_reason():
-    _read(b"[" * 100000 + b"]" * 100000)
+    deep = b'{"cells": ' + b"[" * 100000 + b"]" * 100000 + b"}"
+    with pytest.raises(read.NotANotebook, match="^the JSON nests too deeply$"):
+        read.parse(deep)

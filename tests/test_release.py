@@ -42,6 +42,23 @@ def test_every_other_release_file_is_a_verbatim_copy_of_its_source():
     assert (REPO / "autograder" / "student_side").resolve() == (source / "student_side").resolve()
 
 
+def test_the_release_ships_the_lesson_notes_and_their_figures():
+    """The notes the questions refer to reach the students, with every figure they embed, and both
+    notebooks say where they are."""
+    release = REPO / "assignments" / "transformer-block"
+    notes = release / "notes" / "transformer-block.md"
+    assert notes.read_bytes() == (REPO / "course" / "notes" / "transformer-block.md").read_bytes()
+    linked = re.findall(r"\]\(([^)\s]+\.png)\)", notes.read_text())
+    assert len(linked) == 4
+    for target in linked:
+        shipped = (notes.parent / target).resolve()
+        assert shipped.is_file() and release.resolve() in shipped.parents, target
+        assert shipped.read_bytes() == (REPO / "course" / "figures" / shipped.name).read_bytes(), target
+    for name in NOTEBOOKS:
+        intro = json.loads((release / f"{name}.ipynb").read_text())["cells"][0]["source"]
+        assert "notes/transformer-block.md" in "".join(intro), name
+
+
 def _release_text() -> str:
     return "\n".join(p.read_text() for p in (REPO / "assignments").rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb"))
 

@@ -87,6 +87,16 @@ _FEED_FORWARD = frozenset({
     "positionwise feed forward", "positionwise feed forward network", "mlp", "the mlp",
     "token wise mlp", "position wise mlp", "multilayer perceptron", "multi layer perceptron",
 })
+# The 2017 figure labels the cross-attention just "Multi-Head Attention": such a bare label names
+# the one attention the other strings of an answer leave over.
+ATTENTION_LABELS = frozenset({"multi head attention", "multihead attention", "attention", "mha",
+                              "multi head self attention"})
+# Not a sublayer of the decoder (the norm belongs to every sublayer; the encoder's attention is unmasked).
+NOT_A_SUBLAYER = frozenset({
+    "layer norm", "layernorm", "layer normalization", "norm", "normalization", "add norm", "add and norm",
+    "residual", "residual connection", "encoder self attention", "unmasked self attention",
+    "bidirectional self attention", "embedding", "embeddings", "positional encoding", "softmax", "linear",
+})
 DECODER_SUBLAYERS = {
     "masked self attention": _MASKED_SELF_ATTENTION,
     "cross attention": _CROSS_ATTENTION,
@@ -97,10 +107,17 @@ GPT_DROPS = _CROSS_ATTENTION
 PAPER_2017 = frozenset({
     "post norm", "postnorm", "post ln", "postln", "post layer norm", "post layernorm",
     "post layer normalization", "post layernormalization", "post normalization",
-    "post norm residual", "post ln transformer",
+    "post norm residual", "post ln transformer", "add norm", "add and norm", "norm first false",
+    "norm after", "norm after residual", "normalization after", "layernorm after", "layer norm after",
+    "after residual", "after residual addition", "after each residual addition", "after addition",
 })
 MODERN_DEFAULT = frozenset({
     "pre norm", "prenorm", "pre ln", "preln", "pre layer norm", "pre layernorm",
     "pre layer normalization", "pre layernormalization", "pre normalization",
-    "pre norm residual", "pre ln transformer", "pre rmsnorm", "pre rms norm",
+    "pre norm residual", "pre ln transformer", "pre rmsnorm", "pre rms norm", "norm first", "norm first true",
+    "norm before", "normalization before", "layernorm before", "layer norm before", "before sublayer",
+    "before each sublayer",
 })
+# Not a placement at all: the kind of norm.
+NOT_A_PLACEMENT = frozenset({"rmsnorm", "rms norm", "layernorm", "layer norm", "layer normalization",
+                             "batch norm", "batchnorm", "batch normalization"})

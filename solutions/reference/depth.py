@@ -71,5 +71,5 @@ RESIDUAL_COUSIN = frozenset({
 RESIDUAL_COUSIN_WRONG = frozenset({
     "rnn", "rnns", "vanilla rnn", "simple rnn", "plain rnn", "elman rnn", "elman network",
     "cnn", "convolutional neural network", "dropout", "batch norm", "batchnorm",
-    "batch normalization", "word2vec",
+    "batch normalization", "word2vec", "resnet", "resnets", "residual network", "transformer",
 })

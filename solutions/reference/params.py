@@ -184,5 +184,6 @@ MOST_WEIGHTS_WRONG = frozenset({
     "attention", "the attention", "self attention", "multi head attention", "multihead attention",
     "mha", "attention layer", "attention weights", "attention matrices", "attention projections",
     "wq wk wv wo", "wq wk wv and wo", "w q w k w v w o", "q k v o", "qkvo", "qkv",
-    "query key value output", "queries keys values",
+    "query key value output", "queries keys values", "layer norm", "layer norms", "layernorm", "norms",
+    "normalization", "embeddings", "embedding", "biases",
 })

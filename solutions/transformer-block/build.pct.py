@@ -21,7 +21,8 @@
 #   `torch.layer_norm`, `F.rms_norm` or `nn.RMSNorm` fails those checks. In B6 and B7,
 #   `nn.TransformerEncoderLayer` and its relatives are off limits.
 #
-# There are 70 points: B1 to B9.
+# There are 70 points: B1 to B9. The lesson notes, `notes/transformer-block.md` (figures in
+# `figures/`), sit next to this notebook.
 
 # %% code
 import math
@@ -60,9 +61,10 @@ _ = torch.manual_seed(0)  # the same random draws as the reference run
 # > `nn.LayerNorm` or `torch.layer_norm`. Hint: `torch.var_mean(x, dim=-1, keepdim=True,
 # > correction=0)` gives $\sigma^2$ and $\mu$ in one call.
 # >
-# > **Checked:** `[3, 1]` with `gamma=1`, `beta=0`, `eps=0` gives `[1, -1]`, and every row of a
-# > `(2, 3, 8)` output has mean 0 and variance 1 (visible); random `gamma` and `beta` on inputs
-# > with 0 to 3 leading dims, and nearly constant rows with the default and a given `eps` (hidden).
+# > **Checked:** every row of a `(2, 3, 8)` output has mean 0 and population variance 1, and
+# > `[2, 4, 4, 4, 5, 5, 7, 9]` with `gamma=1`, `beta=0`, `eps=0` gives
+# > `[-1.5, -0.5, -0.5, -0.5, 0, 0, 1, 2]` (visible); random `gamma` and `beta` on inputs with 0 to
+# > 3 leading dims, and nearly constant rows with the default and a given `eps` (hidden).
 
 # %% solution id=B1_code
 def layer_norm(x, gamma, beta, eps=1e-5):
@@ -87,7 +89,8 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 # $$\mathrm{RMSNorm}(x) = \frac{x}{\sqrt{\frac1d \sum_{k} x_k^2 + \epsilon}} \odot \gamma .$$
 #
 # It costs fewer operations and one parameter vector less, and it works just as well in practice.
-# The default $\epsilon = 10^{-6}$ here is Llama's.
+# Each model sets its own $\epsilon$ (Llama 2 uses $10^{-5}$); the default here is $10^{-6}$, and
+# your function must use whichever `eps` it is given.
 
 # %% md
 # > **TODO (B2, 5 points, about 2 lines).** Write `rms_norm(x, gamma, eps=1e-6)` for `x` of shape
@@ -194,7 +197,8 @@ else:
 # GPT-style models use GELU, $\phi(z) = z\,\Phi(z) = \tfrac{z}{2}\big(1 + \operatorname{erf}(z/\sqrt2)\big)$,
 # with $\Phi$ the standard normal CDF: a smooth version of ReLU, $\max(0, z)$. Use the **exact** erf
 # form. `F.gelu(z)` and `nn.GELU()` compute it by default. The `approximate="tanh"` variant differs
-# by up to about $10^{-3}$, which the checks notice.
+# from it by up to about $5 \times 10^{-4}$ (near $|z| = 2.7$), more than the tolerance, so the
+# checks notice.
 #
 # `nn.Linear(d_in, d_out)` stores its weight as `(d_out, d_in)` and computes `x @ W.T + b` on the
 # last dim, so it handles any number of leading dims for you.
@@ -207,8 +211,8 @@ else:
 # > maps `(..., d_model)` to `(..., d_model)`. Keep the names `linear1` and `linear2`: the grader
 # > loads weights into them.
 # >
-# > **Checked:** `MLP(8)`'s parameter shapes, and a hand-made example with identity weights for GELU
-# > and ReLU (visible); random weights with $d_{ff} \ne 4d$ on batched inputs, exact GELU (hidden);
+# > **Checked:** `MLP(8)`'s parameter shapes, and a hand-made example with identity weights for exact
+# > GELU and ReLU (visible); random weights with $d_{ff} \ne 4d$ on batched inputs, exact GELU (hidden);
 # > `activation="relu"` (hidden).
 
 # %% solution id=B4_code
@@ -318,7 +322,8 @@ def swiglu_hidden_dim(d_model, multiple_of=256):
 # > relatives.
 # >
 # > **Checked:** the output shape, and that with `causal=True` changing the last token leaves all
-# > earlier outputs unchanged while with `causal=False` it does not (visible);
+# > earlier outputs unchanged while with `causal=False` it does not (visible); with both sublayers'
+# > output weights set to zero, the block returns `x` itself: the residual path (visible);
 # > `nn.TransformerEncoderLayer(..., norm_first=True)` with the same random weights, mask on and
 # > off, including `d_ff` other than `4 * d_model` (hidden).
 
@@ -367,7 +372,8 @@ class PreNormBlock(nn.Module):
 # > **TODO (B7, 8 points, 3 lines).** Write `PostNormBlock.forward(x, causal=True)`, the two
 # > post-norm updates above, for `x` of shape `(B, T, d)`.
 # >
-# > **Checked:** shape and causality as in B6 (visible); `nn.TransformerEncoderLayer(...,
+# > **Checked:** shape and causality as in B6, and with both sublayers' output weights set to zero
+# > the block returns `norm2(norm1(x))` (visible); `nn.TransformerEncoderLayer(...,
 # > norm_first=False)` with the same random weights, mask on and off (hidden).
 
 # %% solution id=B7_code
@@ -513,17 +519,20 @@ def residual_jacobian(f, x):
 # %% md
 # The next cell uses your `stack_forward` on 32 random layers `tanh(Linear(64, 64))`, built the
 # same way for both modes, and plots the size of the gradient at each layer's input after one
-# backward pass. Layer 1 is the closest to the input, the farthest from the loss. Compare how far
-# the signal falls through the plain stack with the residual one.
+# backward pass. The loss is `out.sum() / sqrt(64)`, which hands every example a gradient of norm
+# 1 at the top; each point is the mean over the 32 examples of the norm of that example's
+# gradient. Layer 1 is the closest to the input, the farthest from the loss. Compare how far the
+# signal falls through the plain stack with the residual one.
 
 # %% code grader=skip
 import matplotlib.pyplot as plt
 
 
-def grad_norm_per_layer(residual, depth=32, d=64):
-    """Norm of dL/dh at the input h of every layer of a random tanh stack, first layer first."""
+def grad_norm_per_layer(residual, depth=32, d=64, batch=32):
+    """Mean norm of dL/dh per example at the input h of every layer of a random tanh stack, layer 1 first."""
     torch.manual_seed(0)
     layers = [nn.Sequential(nn.Linear(d, d), nn.Tanh()) for _ in range(depth)]
+    x = torch.randn(batch, d)                                      # (batch, d)
     inputs = []
 
     def recorded(layer):
@@ -533,10 +542,10 @@ def grad_norm_per_layer(residual, depth=32, d=64):
             return layer(h)
         return f
 
-    x = torch.randn(16, d, requires_grad=True)                     # (batch, d)
+    x.requires_grad_(True)
     out = stack_forward([recorded(layer) for layer in layers], x, residual=residual)
-    out.sum().backward()
-    return [h.grad.norm().item() for h in inputs]
+    (out.sum() / d ** 0.5).backward()                              # a unit gradient per example
+    return [h.grad.norm(dim=-1).mean().item() for h in inputs]
 
 
 try:
@@ -553,3 +562,4 @@ else:
     plt.title("Gradient norm per layer in a 32-layer tanh stack")
     plt.legend()
     plt.show()
+    print(f"layer 1: residual {residual[0]:.1f}, plain {plain[0]:.0e}")

@@ -3,7 +3,8 @@
 #
 # Before you build a block in `build.ipynb`, this notebook goes through the ideas it rests on:
 # why attention needs position vectors, the residual path, where the parameters sit, what
-# normalization does, how encoder and decoder blocks differ, and where the norm goes.
+# normalization does, how encoder and decoder blocks differ, and where the norm goes. The lesson
+# notes, `notes/transformer-block.md` (figures in `figures/`), sit next to this notebook.
 #
 # **How this notebook works**
 #
@@ -14,9 +15,11 @@
 #   what it checked when it passes; a *hidden* check shows one line saying what it will check, and
 #   it runs only when your notebook is graded (on inputs you do not see).
 # - Do not edit, move or delete the check cells.
-# - Free-text answers are short strings such as `"batch norm"`. Capital letters, hyphens
-#   and spaces do not matter, and common spellings are accepted. Give **one** option only: an answer
-#   that also names a wrong option (`"A or B"`) earns nothing.
+# - Free-text answers are short strings such as `"batch norm"`. Capital letters, hyphens,
+#   punctuation and articles do not matter, common spellings and the 2017 paper's own labels are
+#   accepted, and so is a short sentence or a reason after your answer. Give **one** option only:
+#   an answer that also names a wrong option (`"A or B"`) earns nothing. An answer the grader
+#   cannot place is not marked wrong: a TA reads it.
 # - C8 is a short written answer, read and graded by a TA.
 #
 # 30 points are graded automatically (C1 to C7) and 4 by hand (C8).

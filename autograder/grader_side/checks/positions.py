@@ -4,18 +4,15 @@ import math
 import numpy as np
 import torch
 
-from autograder.student_side.checks import check, expect, expect_close, normalize
+from autograder.student_side import callables
+from autograder.student_side.checks import check, expect, expect_close, expect_sentence_pair
 from autograder.student_side.student import function_arg
 from solutions.reference import positions as ref
 
 
 @check("C1", points=2, hidden=True, says="q1_sentences holds the two sentences that lose their difference")
 def test_C1_sentences(student):
-    value = student.value("q1_sentences")
-    expect(isinstance(value, list) and len(value) == 2 and all(isinstance(s, str) for s in value),
-           "q1_sentences: give a list (or tuple) of exactly two strings")
-    expect({normalize(s) for s in value} == {normalize(s) for s in ref.SENTENCES},
-           "q1_sentences: these are not the two sentences of the lesson's example")
+    expect_sentence_pair(student.value("q1_sentences"), ref.SENTENCES, "q1_sentences")
 
 
 @check("C1", points=1, hidden=True, says="sinusoidal_positions matches the formula for other lengths and widths")
@@ -49,15 +46,36 @@ def _permutation_probes(seed):
     ]
 
 
-@check("C1", points=2, hidden=True,
+def _as_bool(got):
+    if isinstance(got, np.ndarray) and got.shape == () and got.dtype == bool:
+        got = bool(got)
+    expect(isinstance(got, bool), "permutes_with_input must return True or False")
+    return got
+
+
+@check("C1", points=1, hidden=True,
        says="permutes_with_input gives the right answer for attention with and without positions or a causal "
             "mask, for a row-wise MLP, and for a function that only reorders rows")
 def test_C1_permutes(student):
     for seed in (1, 2):
         X, perm, cases = _permutation_probes(seed)
         for label, f, answer in cases:
-            got = student.call("permutes_with_input", f, X, perm)
-            if isinstance(got, np.ndarray) and got.shape == () and got.dtype == bool:
-                got = bool(got)
-            expect(isinstance(got, bool), "permutes_with_input must return True or False")
+            got = _as_bool(student.call("permutes_with_input", f, X, perm))
             expect(got == answer, f"permutes_with_input(f, X, perm) is wrong for f = {label}")
+
+
+@check("C1", points=1, hidden=True,
+       says="permutes_with_input compares within the atol it is given, on a function that is order-blind up to "
+            "a small error")
+def test_C1_permutes_atol(student):
+    g = torch.Generator().manual_seed(4)
+    T, d = 6, 8
+    w = lambda: torch.randn(d, d, generator=g) / math.sqrt(d)
+    spec = dict(wq=w(), wk=w(), wv=w(), causal=False, positions=1e-2 * torch.randn(T, d, generator=g))
+    X, perm = torch.randn(T, d, generator=g), torch.randperm(T, generator=g)
+    f = callables.build({"kind": "attention", **spec})
+    gap = float((f(X[perm]) - f(X)[perm]).abs().max())      # how far f is from order-blind
+    for atol, answer in [(4 * gap, True), (gap / 4, False)]:
+        got = _as_bool(student.call("permutes_with_input", function_arg("attention", **spec), X, perm, atol=atol))
+        expect(got == answer, f"permutes_with_input(f, X, perm, atol=...) is wrong for an f whose two sides differ "
+                              f"by {'less' if answer else 'more'} than atol: compare within the atol you are given")

@@ -7,8 +7,10 @@ and carries the wrong answer itself as code for one solution cell of the noteboo
   name (a function, a class, a method or a variable);
 - ``mode="region"``: the code replaces the body of the cell's single ``### BEGIN SOLUTION`` region.
 
-Alongside, ``VARIANTS`` are correct answers written differently (float64 internals, einsum, an
-additive mask...): every grader must give them full marks.
+Most wrong answers are a correct answer with one line changed, and say so: ``changed(correct,
+old, new)``. Alongside, ``VARIANTS`` are correct answers written differently (float64 internals,
+einsum, an additive mask, a free-text answer phrased as students phrase it): every grader must
+give them full marks.
 """
 from __future__ import annotations
 
@@ -44,6 +46,20 @@ def wrong(id, description, hint, cell, code, mode="append") -> Entry:
 def variant(id, cell, code, mode="append") -> Entry:
     """A correct answer written differently: it must keep full marks."""
     return Entry(id, id.split("-")[0], "", "", cell, code, mode)
+
+
+def changed(code: str, old: str, new: str) -> str:
+    """``code``, a correct answer, with its one occurrence of ``old`` replaced by ``new``: a wrong
+    answer stated as the smallest change to a right one."""
+    if code.count(old) != 1:
+        raise ValueError(f"{old!r} occurs {code.count(old)} times in the code, not exactly once")
+    return code.replace(old, new)
+
+
+def phrasings(question: str, cell: str, name: str, answers: dict) -> list[Entry]:
+    """Correct free-text answers as students write them, one variant ``<question>-says-<key>``
+    per phrasing, each setting the variable ``name`` to it."""
+    return [variant(f"{question}-says-{key}", cell, f"\n{name} = {value!r}\n") for key, value in answers.items()]
 
 
 def _modules():

@@ -4,7 +4,28 @@ pre-norm (B6) and post-norm (B7) blocks.
 B6 and B7 entries replace only `forward` (the given `__init__` and helpers stay), as a student
 who edits the TODO would.
 """
-from autograder.grader_side.misconceptions import variant, wrong
+from autograder.grader_side.misconceptions import changed, phrasings, variant, wrong
+
+# The correct forward passes, each written so one line can be made wrong.
+_PRE_NORM = '''
+def _forward(self, x, causal=True):
+    x = x + self._attention(self.norm1(x), causal)
+    x = x + self._mlp(self.norm2(x))
+    return x
+
+
+PreNormBlock.forward = _forward
+'''
+
+_POST_NORM = '''
+def _forward(self, x, causal=True):
+    x = self.norm1(x + self._attention(x, causal))
+    x = self.norm2(x + self._mlp(x))
+    return x
+
+
+PostNormBlock.forward = _forward
+'''
 
 ENTRIES = [
     # ---- C6 ------------------------------------------------------------------------------------
@@ -116,15 +137,7 @@ q7_modern_default = "RMSNorm"
         "Pass the causal flag on to the attention helper; the visible check changes the last token "
         "and watches the earlier outputs.",
         "B6_code",
-        '''
-def _forward(self, x, causal=True):
-    x = x + self._attention(self.norm1(x), False)
-    x = x + self._mlp(self.norm2(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(_PRE_NORM, "self.norm1(x), causal)", "self.norm1(x), False)"),
     ),
     wrong(
         "B6-inverted-causal-mask",
@@ -153,15 +166,7 @@ PreNormBlock.forward = _forward
         "With causal=False every token may see every other one: check that the flag reaches the "
         "attention helper.",
         "B6_code",
-        '''
-def _forward(self, x, causal=True):
-    x = x + self._attention(self.norm1(x), True)
-    x = x + self._mlp(self.norm2(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(_PRE_NORM, "self.norm1(x), causal)", "self.norm1(x), True)"),
     ),
     wrong(
         "B6-post-norm-wiring",
@@ -184,15 +189,7 @@ PreNormBlock.forward = _forward
         "Uses norm1 before both sublayers, so norm2's own gain and shift are never used.",
         "Each sublayer has its own norm with its own parameters: the MLP reads norm2 of the stream.",
         "B6_code",
-        '''
-def _forward(self, x, causal=True):
-    x = x + self._attention(self.norm1(x), causal)
-    x = x + self._mlp(self.norm1(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(_PRE_NORM, "self._mlp(self.norm2(x))", "self._mlp(self.norm1(x))"),
     ),
     wrong(
         "B6-residual-replaces",
@@ -200,15 +197,8 @@ PreNormBlock.forward = _forward
         "Re-read the two updates in B6: each sublayer's output is added to the stream. Without the "
         "addition there is no identity path.",
         "B6_code",
-        '''
-def _forward(self, x, causal=True):
-    x = self._attention(self.norm1(x), causal)
-    x = self._mlp(self.norm2(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(changed(_PRE_NORM, "x = x + self._attention", "x = self._attention"),
+                "x = x + self._mlp", "x = self._mlp"),
     ),
     wrong(
         "B6-adds-normalized-input",
@@ -233,15 +223,7 @@ PreNormBlock.forward = _forward
         "Changes the signature's default to causal=False, so forward(x) is no longer masked.",
         "Keep the given signature forward(x, causal=True): callers rely on the default.",
         "B6_code",
-        '''
-def _forward(self, x, causal=False):
-    x = x + self._attention(self.norm1(x), causal)
-    x = x + self._mlp(self.norm2(x))
-    return x
-
-
-PreNormBlock.forward = _forward
-''',
+        changed(_PRE_NORM, "causal=True", "causal=False"),
     ),
     # ---- B7 ------------------------------------------------------------------------------------
     wrong(
@@ -264,15 +246,14 @@ PostNormBlock.forward = _forward
         "Never applies the causal mask in the post-norm block.",
         "Pass the causal flag on to the attention helper; test by changing the last token.",
         "B7_code",
-        '''
-def _forward(self, x, causal=True):
-    x = self.norm1(x + self._attention(x, False))
-    x = self.norm2(x + self._mlp(x))
-    return x
-
-
-PostNormBlock.forward = _forward
-''',
+        changed(_POST_NORM, "self._attention(x, causal)", "self._attention(x, False)"),
+    ),
+    wrong(
+        "B7-always-causal",
+        "Applies the causal mask in the post-norm block even when causal=False.",
+        "With causal=False every token may see every other one: pass the flag on to the attention helper.",
+        "B7_code",
+        changed(_POST_NORM, "self._attention(x, causal)", "self._attention(x, True)"),
     ),
     wrong(
         "B7-norms-swapped",
@@ -295,15 +276,9 @@ PostNormBlock.forward = _forward
         "Normalizes the sublayer's output before adding it (x + Norm(F(x))) instead of normalizing the sum.",
         "Post-norm applies the norm to x + F(x), after the residual addition.",
         "B7_code",
-        '''
-def _forward(self, x, causal=True):
-    x = x + self.norm1(self._attention(x, causal))
-    x = x + self.norm2(self._mlp(x))
-    return x
-
-
-PostNormBlock.forward = _forward
-''',
+        changed(changed(_POST_NORM, "x = self.norm1(x + self._attention(x, causal))",
+                                "x = x + self.norm1(self._attention(x, causal))"),
+                "x = self.norm2(x + self._mlp(x))", "x = x + self.norm2(self._mlp(x))"),
     ),
     wrong(
         "B7-mlp-reads-old-stream",
@@ -354,6 +329,24 @@ def _manual_attention(block, h, causal):
 
 VARIANTS = [
     # ---- C6 ------------------------------------------------------------------------------------
+    variant("C6-paper-labels", "C6_code", '''
+q6_decoder_sublayers = ["Masked Multi-Head Attention", "Multi-Head Attention", "Feed Forward"]
+q6_gpt_drops = "Multi-Head Attention"
+'''),
+    variant("C6-sentences", "C6_code", '''
+q6_decoder_sublayers = ["The masked self-attention layer.",
+                        "Encoder-decoder attention: queries from the decoder, keys and values from the encoder.",
+                        "The position-wise feed-forward network."]
+q6_gpt_drops = "Cross-attention, since GPT has no encoder to attend to."
+'''),
+    variant("C6-capitals", "C6_code", '''
+q6_decoder_sublayers = ["MASKED SELF-ATTENTION", "CROSS-ATTENTION", "FEED-FORWARD"]
+q6_gpt_drops = "CROSS-ATTENTION"
+'''),
+    variant("C6-causal-and-mlp", "C6_code", '''
+q6_decoder_sublayers = ["causal self-attention", "cross attention", "MLP"]
+q6_gpt_drops = "the encoder-decoder cross-attention"
+'''),
     variant("C6-encoder-decoder-attention", "C6_code", '''
 q6_decoder_sublayers = ["causal self-attention", "encoder-decoder attention", "position-wise feed-forward network"]
 q6_gpt_drops = "encoder-decoder attention"
@@ -363,6 +356,22 @@ q6_decoder_sublayers = ("FFN", "Masked Multi-Head Attention", "Cross Attention")
 q6_gpt_drops = "the cross-attention"
 '''),
     # ---- C7 ------------------------------------------------------------------------------------
+    variant("C7-sentences", "C7_code", '''
+q7_2017_paper = "The 2017 paper used post-norm."
+q7_modern_default = "Pre-norm."
+'''),
+    variant("C7-capitals", "C7_code", '''
+q7_2017_paper = "POST-NORM"
+q7_modern_default = "PRE-NORM"
+'''),
+    variant("C7-norm-first-flag", "C7_code", '''
+q7_2017_paper = "norm_first=False"
+q7_modern_default = "norm_first=True"
+'''),
+    variant("C7-paper-label-and-reason", "C7_code", '''
+q7_2017_paper = "Add & Norm: the norm comes after the residual addition"
+q7_modern_default = "pre-norm: the sublayer reads a normalized copy, the stream is never rescaled"
+'''),
     variant("C7-ln-abbreviations", "C7_code", '''
 q7_2017_paper = "Post-LN"
 q7_modern_default = "Pre-LN"

@@ -1,6 +1,19 @@
 """Misconceptions of `depth`: the residual path's recurrent cousin (C2), residual stacks and the
 residual Jacobian (B9)."""
-from autograder.grader_side.misconceptions import variant, wrong
+from autograder.grader_side.misconceptions import changed, phrasings, variant, wrong
+
+# Correct answers, each written so one line can be made wrong.
+_STACK = '''
+def stack_forward(sublayers, x, residual=True):
+    for f in sublayers:
+        x = x + f(x) if residual else f(x)
+    return x
+'''
+
+_JACOBIAN = '''
+def residual_jacobian(f, x):
+    return torch.eye(x.shape[0], dtype=x.dtype) + torch.autograd.functional.jacobian(f, x)
+'''
 
 ENTRIES = [
     # ---- C2 ------------------------------------------------------------------------------------
@@ -51,12 +64,7 @@ q2_residual_cousin = "CNN"
         "A residual sublayer adds its output to the stream it read: compare your residual and plain "
         "results on the two tanh layers of the visible check.",
         "B9_code",
-        '''
-def stack_forward(sublayers, x, residual=True):
-    for f in sublayers:
-        x = f(x)
-    return x
-''',
+        changed(_STACK, "x = x + f(x) if residual else f(x)", "x = f(x)"),
     ),
     wrong(
         "B9-reverse-order",
@@ -64,12 +72,7 @@ def stack_forward(sublayers, x, residual=True):
         "The first function in the list is the layer closest to the input: make sure the order of "
         "application follows the list.",
         "B9_code",
-        '''
-def stack_forward(sublayers, x, residual=True):
-    for f in reversed(sublayers):
-        x = x + f(x) if residual else f(x)
-    return x
-''',
+        changed(_STACK, "for f in sublayers:", "for f in reversed(sublayers):"),
     ),
     wrong(
         "B9-adds-stack-input",
@@ -90,12 +93,14 @@ def stack_forward(sublayers, x, residual=True):
         "Swaps the two modes: plain when residual=True and residual when residual=False.",
         "Check which branch your code takes when residual=True: that is the mode that adds f(x) to x.",
         "B9_code",
-        '''
-def stack_forward(sublayers, x, residual=True):
-    for f in sublayers:
-        x = f(x) if residual else x + f(x)
-    return x
-''',
+        changed(_STACK, "x + f(x) if residual else f(x)", "f(x) if residual else x + f(x)"),
+    ),
+    wrong(
+        "B9-always-residual",
+        "Always adds the residual, ignoring residual=False.",
+        "residual=False asks for the plain stack x <- f(x): check both modes of the visible example.",
+        "B9_code",
+        changed(_STACK, "x = x + f(x) if residual else f(x)", "x = x + f(x)"),
     ),
     # ---- B9: residual_jacobian -----------------------------------------------------------------
     wrong(
@@ -103,10 +108,7 @@ def stack_forward(sublayers, x, residual=True):
         "Returns df/dx, the Jacobian of f alone, where the Jacobian of x + f(x) also has the identity term.",
         "Differentiate x + f(x) term by term: the x contributes I. That identity is the gradient highway.",
         "B9_code",
-        '''
-def residual_jacobian(f, x):
-    return torch.autograd.functional.jacobian(f, x)
-''',
+        changed(_JACOBIAN, "torch.eye(x.shape[0], dtype=x.dtype) + ", ""),
     ),
     wrong(
         "B9-jacobian-transposed",
@@ -114,34 +116,30 @@ def residual_jacobian(f, x):
         "Entry (i, j) of a Jacobian is d out_i / d x_j; test on a function whose Jacobian is not "
         "symmetric, such as x -> tanh(W x) with a random W.",
         "B9_code",
-        '''
-def residual_jacobian(f, x):
-    return (torch.eye(x.shape[0], dtype=x.dtype) + torch.autograd.functional.jacobian(f, x)).T
-''',
+        changed(_JACOBIAN, "return torch.eye(x.shape[0], dtype=x.dtype) + torch.autograd.functional.jacobian(f, x)",
+                "return (torch.eye(x.shape[0], dtype=x.dtype) + torch.autograd.functional.jacobian(f, x)).T"),
     ),
     wrong(
         "B9-ones-instead-of-identity",
         "Adds a matrix of ones where the identity matrix belongs.",
         "The derivative of x with respect to x is the identity: 1 on the diagonal, 0 elsewhere.",
         "B9_code",
-        '''
-def residual_jacobian(f, x):
-    return torch.ones(x.shape[0], x.shape[0]) + torch.autograd.functional.jacobian(f, x)
-''',
+        changed(_JACOBIAN, "torch.eye(x.shape[0], dtype=x.dtype)", "torch.ones(x.shape[0], x.shape[0])"),
     ),
 ]
 
 VARIANTS = [
-    # ---- C2 ------------------------------------------------------------------------------------
-    variant("C2-long-short-term-memory", "C2_code", '''
-q2_residual_cousin = "Long Short-Term Memory"
-'''),
-    variant("C2-lstm-cell-state", "C2_code", '''
-q2_residual_cousin = "the LSTM cell state"
-'''),
-    variant("C2-an-lstm", "C2_code", '''
-q2_residual_cousin = "an lstm"
-'''),
+    # ---- C2: the answer as students write it -----------------------------------------------------
+    *phrasings("C2", "C2_code", "q2_residual_cousin", {
+        "long-short-term-memory": "Long Short-Term Memory",
+        "lstm-cell-state": "the LSTM cell state",
+        "an-lstm": "an lstm",
+        "sentence": "It is the LSTM.",
+        "both-names": "Long short-term memory (LSTM) networks",
+        "with-a-reason": "LSTM: its cell state is updated by gated addition, a highway for the gradient",
+        "denies-a-wrong-option": "The LSTM, not a plain RNN.",
+        "plural": "LSTMs",
+    }),
     # ---- B9 ------------------------------------------------------------------------------------
     variant("B9-index-loop", "B9_code", '''
 def stack_forward(sublayers, x, residual=True):

@@ -1,6 +1,33 @@
 """Misconceptions of `norms`: layer norm by hand (C5), layer norm (B1), RMSNorm (B2) and the
-layer norm backward pass (B3)."""
-from autograder.grader_side.misconceptions import variant, wrong
+layer norm backward pass (B3).
+
+Most wrong answers are a correct function with one line changed (``changed``), the way a student's
+almost-right answer usually is."""
+from autograder.grader_side.misconceptions import changed, variant, wrong
+
+# Correct answers, each written so one line can be made wrong.
+_LAYER_NORM = '''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    mu = x.mean(dim=-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)
+    return gamma * (x - mu) / torch.sqrt(var + eps) + beta
+'''
+
+_RMS_NORM = '''
+def rms_norm(x, gamma, eps=1e-6):
+    return gamma * x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps)
+'''
+
+_BACKWARD = '''
+def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
+    d = x.shape[-1]
+    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+    r = torch.rsqrt(var + eps)
+    xhat = (x - mu) * r
+    g = gamma * grad_out
+    grad_x = r * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
+    return grad_x, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)
+'''
 
 ENTRIES = [
     # ---- C5 ------------------------------------------------------------------------------------
@@ -38,14 +65,10 @@ q5_layer_norm_u = [-0.4472, -1.3416]
         "B1-sample-variance",
         "Divides by d - 1 (sample variance) where layer norm uses the population variance.",
         "torch.var divides by d - 1 unless told otherwise: check the variance of your output rows "
-        "(it should be 1) and the worked example [3, 1].",
+        "(it should be 1) and the worked example of B1's visible check.",
         "B1_code",
-        '''
-def layer_norm(x, gamma, beta, eps=1e-5):
-    mu = x.mean(dim=-1, keepdim=True)
-    var = x.var(dim=-1, keepdim=True)
-    return gamma * (x - mu) / torch.sqrt(var + eps) + beta
-''',
+        changed(_LAYER_NORM, "var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)",
+                "var = x.var(dim=-1, keepdim=True)"),
     ),
     wrong(
         "B1-eps-outside-sqrt",
@@ -53,12 +76,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "The formula is sqrt(sigma^2 + eps). The difference shows on rows that are nearly constant, "
         "where sigma^2 is about as small as eps: test one.",
         "B1_code",
-        '''
-def layer_norm(x, gamma, beta, eps=1e-5):
-    mu = x.mean(dim=-1, keepdim=True)
-    var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)
-    return gamma * (x - mu) / (torch.sqrt(var) + eps) + beta
-''',
+        changed(_LAYER_NORM, "torch.sqrt(var + eps)", "(torch.sqrt(var) + eps)"),
     ),
     wrong(
         "B1-eps-ignored",
@@ -66,12 +84,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "eps keeps the division stable when a row is nearly constant: compare your output with "
         "F.layer_norm on such a row, with eps=1e-3.",
         "B1_code",
-        '''
-def layer_norm(x, gamma, beta, eps=1e-5):
-    mu = x.mean(dim=-1, keepdim=True)
-    var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)
-    return gamma * (x - mu) / torch.sqrt(var) + beta
-''',
+        changed(_LAYER_NORM, "torch.sqrt(var + eps)", "torch.sqrt(var)"),
     ),
     wrong(
         "B1-normalizes-over-dim-0",
@@ -80,46 +93,30 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "Layer norm normalizes every token vector on its own: reduce over the last dim, for any "
         "number of leading dims.",
         "B1_code",
-        '''
-def layer_norm(x, gamma, beta, eps=1e-5):
-    mu = x.mean(dim=0, keepdim=True)
-    var = ((x - mu) ** 2).mean(dim=0, keepdim=True)
-    return gamma * (x - mu) / torch.sqrt(var + eps) + beta
-''',
+        changed(changed(_LAYER_NORM, "mu = x.mean(dim=-1, keepdim=True)", "mu = x.mean(dim=0, keepdim=True)"),
+                "var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)", "var = ((x - mu) ** 2).mean(dim=0, keepdim=True)"),
     ),
     wrong(
         "B1-normalizes-over-all-dims",
         "Takes one mean and one variance over the whole tensor instead of one per token.",
         "Each row (token) gets its own statistics: check that every row of your output has mean 0.",
         "B1_code",
-        '''
-def layer_norm(x, gamma, beta, eps=1e-5):
-    mu = x.mean()
-    var = ((x - mu) ** 2).mean()
-    return gamma * (x - mu) / torch.sqrt(var + eps) + beta
-''',
+        changed(changed(_LAYER_NORM, "mu = x.mean(dim=-1, keepdim=True)", "mu = x.mean()"),
+                "var = ((x - mu) ** 2).mean(dim=-1, keepdim=True)", "var = ((x - mu) ** 2).mean()"),
     ),
     wrong(
         "B1-no-gamma",
         "Forgets the gain gamma: returns xhat + beta.",
         "The learned gain multiplies the normalized vector: test with a gamma that is not all ones.",
         "B1_code",
-        '''
-def layer_norm(x, gamma, beta, eps=1e-5):
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    return (x - mu) / torch.sqrt(var + eps) + beta
-''',
+        changed(_LAYER_NORM, "return gamma * (x - mu)", "return (x - mu)"),
     ),
     wrong(
         "B1-no-beta",
         "Forgets the shift beta: returns gamma * xhat.",
         "The learned shift is added at the end: test with a beta that is not all zeros.",
         "B1_code",
-        '''
-def layer_norm(x, gamma, beta, eps=1e-5):
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    return gamma * (x - mu) / torch.sqrt(var + eps)
-''',
+        changed(_LAYER_NORM, " + beta\n", "\n"),
     ),
     wrong(
         "B1-gamma-beta-swapped",
@@ -127,11 +124,8 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "gamma is the gain (it multiplies) and beta the shift (it is added): re-read the last step "
         "of the formula in B1.",
         "B1_code",
-        '''
-def layer_norm(x, gamma, beta, eps=1e-5):
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    return beta * (x - mu) / torch.sqrt(var + eps) + gamma
-''',
+        changed(_LAYER_NORM, "return gamma * (x - mu) / torch.sqrt(var + eps) + beta",
+                "return beta * (x - mu) / torch.sqrt(var + eps) + gamma"),
     ),
     wrong(
         "B1-calls-builtin",
@@ -150,11 +144,8 @@ def layer_norm(x, gamma, beta, eps=1e-5):
         "Subtracts the row mean as layer norm does; RMSNorm does not center.",
         "RMSNorm only rescales: re-read its formula in B2 and compare with the worked example [3, 4].",
         "B2_code",
-        '''
-def rms_norm(x, gamma, eps=1e-6):
-    xc = x - x.mean(dim=-1, keepdim=True)
-    return gamma * xc / torch.sqrt((xc * xc).mean(dim=-1, keepdim=True) + eps)
-''',
+        changed(_RMS_NORM, "return gamma * x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps)",
+                "xc = x - x.mean(dim=-1, keepdim=True)\n    return gamma * xc / torch.sqrt((xc * xc).mean(dim=-1, keepdim=True) + eps)"),
     ),
     wrong(
         "B2-divides-by-std",
@@ -174,40 +165,29 @@ def rms_norm(x, gamma, eps=1e-6):
         "The formula puts eps inside the root; test on a row of size about 1e-4, where the mean "
         "square is smaller than eps.",
         "B2_code",
-        '''
-def rms_norm(x, gamma, eps=1e-6):
-    return gamma * x / (torch.sqrt((x * x).mean(dim=-1, keepdim=True)) + eps)
-''',
+        changed(_RMS_NORM, "torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps)",
+                "(torch.sqrt((x * x).mean(dim=-1, keepdim=True)) + eps)"),
     ),
     wrong(
         "B2-mean-abs",
         "Averages |x| instead of x^2 under the square root.",
         "RMS stands for root of the mean of the squares: check [3, 4], whose RMS is sqrt(12.5).",
         "B2_code",
-        '''
-def rms_norm(x, gamma, eps=1e-6):
-    return gamma * x / torch.sqrt(x.abs().mean(dim=-1, keepdim=True) + eps)
-''',
+        changed(_RMS_NORM, "(x * x).mean(", "x.abs().mean("),
     ),
     wrong(
         "B2-no-gamma",
         "Forgets the gain gamma.",
         "RMSNorm still has a learned gain: test with a gamma that is not all ones.",
         "B2_code",
-        '''
-def rms_norm(x, gamma, eps=1e-6):
-    return x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps)
-''',
+        changed(_RMS_NORM, "return gamma * x /", "return x /"),
     ),
     wrong(
         "B2-layer-norm-eps",
-        "Uses layer norm's default eps = 1e-5 instead of RMSNorm's 1e-6.",
-        "Keep the signature's default eps=1e-6 (Llama's) and use the eps you are given.",
+        "Changes rms_norm's default eps from 1e-6 to layer norm's 1e-5.",
+        "Keep every default of the signature as given (eps=1e-6 here), and use the eps you are given.",
         "B2_code",
-        '''
-def rms_norm(x, gamma, eps=1e-5):
-    return gamma * x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps)
-''',
+        changed(_RMS_NORM, "eps=1e-6", "eps=1e-5"),
     ),
     # ---- B3 ------------------------------------------------------------------------------------
     wrong(
@@ -216,16 +196,7 @@ def rms_norm(x, gamma, eps=1e-5):
         "Every x_j moves the mean mu: re-read the derivation of d xhat_i / d x_j and check that each "
         "row of your grad_x sums to zero.",
         "B3_code",
-        '''
-def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
-    d = x.shape[-1]
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    r = torch.rsqrt(var + eps)
-    xhat = (x - mu) * r
-    g = gamma * grad_out
-    grad_x = r * (g - xhat * (g * xhat).mean(-1, keepdim=True))
-    return grad_x, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)
-''',
+        changed(_BACKWARD, "(g - g.mean(-1, keepdim=True) - xhat", "(g - xhat"),
     ),
     wrong(
         "B3-no-xhat-term",
@@ -234,16 +205,7 @@ def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
         "sigma^2 depends on every x_j too: compare your grad_x with autograd through F.layer_norm "
         "on a random input.",
         "B3_code",
-        '''
-def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
-    d = x.shape[-1]
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    r = torch.rsqrt(var + eps)
-    xhat = (x - mu) * r
-    g = gamma * grad_out
-    grad_x = r * (g - g.mean(-1, keepdim=True))
-    return grad_x, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)
-''',
+        changed(_BACKWARD, " - xhat * (g * xhat).mean(-1, keepdim=True))", ")"),
     ),
     wrong(
         "B3-no-gamma-in-g",
@@ -251,31 +213,15 @@ def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
         "The gradient with respect to xhat goes back through the gain: test with a gamma that is "
         "not all ones.",
         "B3_code",
-        '''
-def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
-    d = x.shape[-1]
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    r = torch.rsqrt(var + eps)
-    xhat = (x - mu) * r
-    g = grad_out
-    grad_x = r * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
-    return grad_x, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)
-''',
+        changed(_BACKWARD, "g = gamma * grad_out", "g = grad_out"),
     ),
     wrong(
         "B3-no-r-factor",
         "Forgets the overall factor r = 1/sqrt(sigma^2 + eps) in grad_x.",
         "xhat = (x - mu) r, so every part of d xhat / d x carries a factor r: re-read the formula.",
         "B3_code",
-        '''
-def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
-    d = x.shape[-1]
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    xhat = (x - mu) * torch.rsqrt(var + eps)
-    g = gamma * grad_out
-    grad_x = g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True)
-    return grad_x, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)
-''',
+        changed(_BACKWARD, "grad_x = r * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))",
+                "grad_x = g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True)"),
     ),
     wrong(
         "B3-param-grads-sum-dim-0",
@@ -284,15 +230,8 @@ def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
         "gamma and beta are shared by every token of every batch: sum over all leading dims and "
         "check that the result has gamma's shape (d,).",
         "B3_code",
-        '''
-def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    r = torch.rsqrt(var + eps)
-    xhat = (x - mu) * r
-    g = gamma * grad_out
-    grad_x = r * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
-    return grad_x, (grad_out * xhat).sum(dim=0), grad_out.sum(dim=0)
-''',
+        changed(_BACKWARD, "(grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)",
+                "(grad_out * xhat).sum(dim=0), grad_out.sum(dim=0)"),
     ),
     wrong(
         "B3-empty-dim-tuple",
@@ -317,16 +256,7 @@ def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
         "Computes grad_gamma from the raw input x instead of the normalized xhat.",
         "gamma multiplies xhat in the forward pass, so its gradient sums grad_out times xhat.",
         "B3_code",
-        '''
-def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
-    d = x.shape[-1]
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    r = torch.rsqrt(var + eps)
-    xhat = (x - mu) * r
-    g = gamma * grad_out
-    grad_x = r * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
-    return grad_x, (grad_out * x).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)
-''',
+        changed(_BACKWARD, "(grad_out * xhat).reshape(-1, d)", "(grad_out * x).reshape(-1, d)"),
     ),
     wrong(
         "B3-eps-ignored",
@@ -334,16 +264,37 @@ def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
         "The backward pass must use the same r as the forward pass, eps included: test a nearly "
         "constant row with eps=1e-3.",
         "B3_code",
-        '''
-def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
-    d = x.shape[-1]
-    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
-    r = torch.rsqrt(var)
-    xhat = (x - mu) * r
-    g = gamma * grad_out
-    grad_x = r * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
-    return grad_x, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)
-''',
+        changed(_BACKWARD, "torch.rsqrt(var + eps)", "torch.rsqrt(var)"),
+    ),
+    # ---- an argument ignored: the default used whatever the caller passes -----------------------
+    wrong(
+        "B1-eps-hard-coded",
+        "Uses the default 1e-5 under the square root whatever eps the caller passes.",
+        "eps is an argument: nearly constant rows with eps=1e-3 must use 1e-3.",
+        "B1_code",
+        changed(_LAYER_NORM, "torch.sqrt(var + eps)", "torch.sqrt(var + 1e-5)"),
+    ),
+    wrong(
+        "B2-eps-hard-coded",
+        "Uses the default 1e-6 under the square root whatever eps the caller passes.",
+        "eps is an argument: rows of size 1e-4 with eps=1e-4 must use 1e-4.",
+        "B2_code",
+        changed(_RMS_NORM, "keepdim=True) + eps)", "keepdim=True) + 1e-6)"),
+    ),
+    wrong(
+        "B3-eps-hard-coded",
+        "Uses the default 1e-5 in r whatever eps the caller passes, so the gradient belongs to "
+        "another layer norm than the forward pass.",
+        "The backward pass must use the eps it is given, as the forward pass does.",
+        "B3_code",
+        changed(_BACKWARD, "torch.rsqrt(var + eps)", "torch.rsqrt(var + 1e-5)"),
+    ),
+    wrong(
+        "B3-grad-out-ignored",
+        "Differentiates the sum of the outputs (a grad_out of ones) instead of using the grad_out it is given.",
+        "grad_out is dL/dy from the layers above: every gradient you return is built from it.",
+        "B3_code",
+        changed(_BACKWARD, "    d = x.shape[-1]\n", "    d = x.shape[-1]\n    grad_out = torch.ones_like(x)\n"),
     ),
 ]
 

@@ -1,6 +1,6 @@
 """Misconceptions of `params`: where a block's weights sit (C3), attention vs MLP weights (C4),
 and the exact parameter count of a decoder-only model (B8)."""
-from autograder.grader_side.misconceptions import variant, wrong
+from autograder.grader_side.misconceptions import phrasings, variant, wrong
 
 # The correct count_parameters, written so that one line can be made wrong: each B8 entry below
 # (but the last) is this function with one line changed, as a student's almost-right answer.
@@ -223,6 +223,54 @@ def mlp_weights(d, d_ff=None):
         "B8_code",
         _count_with('"norms": (2 * N + 1) * per_norm,', '"norms": (N + 1) * per_norm,'),
     ),
+    # ---- a config key ignored ------------------------------------------------------------------
+    wrong(
+        "B8-no-position-table",
+        "Leaves out the learned position table, ignoring max_positions.",
+        "max_positions rows of width d_model are parameters too (GPT-2 has 1,024 of them); 0 means no table.",
+        "B8_code",
+        _count_with('"embeddings": V * d + P * d + (0 if config["tie_embeddings"] else V * d),',
+                    '"embeddings": V * d + (0 if config["tie_embeddings"] else V * d),'),
+    ),
+    wrong(
+        "B8-d-ff-as-4d",
+        "Takes the MLP's hidden width as 4 * d_model, ignoring the config's d_ff.",
+        "4d is only the usual width: Llama 2 7B has d_ff = 11008, not 16384. Read d_ff from the config.",
+        "B8_code",
+        _count_with('N, f, bias = config["n_layers"], config["d_ff"], config["bias"]',
+                    'N, f, bias = config["n_layers"], 4 * config["d_model"], config["bias"]'),
+    ),
+    wrong(
+        "B8-one-block",
+        "Counts a single block, ignoring n_layers.",
+        "The model stacks n_layers blocks, each with its own attention, MLP and two norms.",
+        "B8_code",
+        _count_with('N, f, bias = config["n_layers"], config["d_ff"], config["bias"]',
+                    'N, f, bias = 1, config["d_ff"], config["bias"]'),
+    ),
+    wrong(
+        "B8-gpt2-vocabulary",
+        "Uses GPT-2's vocabulary of 50,257 tokens whatever the config's vocab_size.",
+        "Read vocab_size from the config: Llama 2 has 32,000 tokens.",
+        "B8_code",
+        _count_with('V, P, d = config["vocab_size"], config["max_positions"], config["d_model"]',
+                    'V, P, d = 50257, config["max_positions"], config["d_model"]'),
+    ),
+    wrong(
+        "B8-gpt2-width",
+        "Uses GPT-2 small's width of 768 whatever the config's d_model.",
+        "Read d_model from the config: every part of the count depends on it.",
+        "B8_code",
+        _count_with('V, P, d = config["vocab_size"], config["max_positions"], config["d_model"]',
+                    'V, P, d = config["vocab_size"], config["max_positions"], 768'),
+    ),
+    wrong(
+        "B8-layernorm-always",
+        "Counts every norm as a LayerNorm, ignoring the config's norm.",
+        "RMSNorm has a gain only, even in a model with biases: read config[\"norm\"].",
+        "B8_code",
+        _count_with('if config["norm"] == "layernorm":', 'if True:'),
+    ),
     wrong(
         "B8-hard-coded-famous-models",
         "Returns the published numbers of GPT-2 small and Llama 2 7B and a rough 12 N d^2 + 2 V d "
@@ -248,15 +296,16 @@ def count_parameters(config):
 
 VARIANTS = [
     # ---- C3 ------------------------------------------------------------------------------------
-    variant("C3-ffn", "C3_code", '''
-q3_most_weights = "FFN"
-'''),
-    variant("C3-feed-forward-network", "C3_code", '''
-q3_most_weights = "the feed-forward network"
-'''),
-    variant("C3-multi-layer-perceptron", "C3_code", '''
-q3_most_weights = "Multi-Layer Perceptron"
-'''),
+    *phrasings("C3", "C3_code", "q3_most_weights", {
+        "ffn": "FFN",
+        "feed-forward-network": "the feed-forward network",
+        "multi-layer-perceptron": "Multi-Layer Perceptron",
+        "sentence": "The MLP.",
+        "paper-label": "Feed Forward",
+        "with-a-reason": "the MLP: about two thirds of a block's weights",
+        "denies-a-wrong-option": "The MLP, not attention",
+        "position-wise": "the position-wise MLP sublayer",
+    }),
     # ---- C4 ------------------------------------------------------------------------------------
     variant("C4-int-ratio", "C4_code", '''
 def attention_weights(d):

@@ -3,7 +3,31 @@
 Every wrong answer redefines one name after the C1 cell's correct solution; every variant is a
 correct answer written another way.
 """
-from autograder.grader_side.misconceptions import variant, wrong
+from autograder.grader_side.misconceptions import changed, phrasings, variant, wrong
+
+# Correct answers, each written so one line can be made wrong.
+_PERMUTES = '''
+def permutes_with_input(f, X, perm, atol=1e-5):
+    return bool(torch.allclose(f(X[perm]), f(X)[perm], rtol=0.0, atol=atol))
+'''
+_COMPARISON = "bool(torch.allclose(f(X[perm]), f(X)[perm], rtol=0.0, atol=atol))"
+
+_SINUSOIDAL = '''
+def sinusoidal_positions(n, d):
+    if d % 2 != 0:
+        raise ValueError(f"d must be even, got {d}")
+    p = torch.arange(n, dtype=torch.float64)
+    w = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    angles = torch.outer(p, w)
+    pe = torch.empty(n, d, dtype=torch.float64)
+    pe[:, 0::2] = angles.sin()
+    pe[:, 1::2] = angles.cos()
+    return pe.float()
+'''
+_FILL = """    pe = torch.empty(n, d, dtype=torch.float64)
+    pe[:, 0::2] = angles.sin()
+    pe[:, 1::2] = angles.cos()
+    return pe.float()"""
 
 ENTRIES = [
     # ---- permutes_with_input -------------------------------------------------------------------
@@ -13,10 +37,7 @@ ENTRIES = [
         "Equivariance means the outputs come back reordered the same way as the inputs: re-read the "
         "definition in C1 and ask which side of the comparison needs perm.",
         "C1_code",
-        '''
-def permutes_with_input(f, X, perm, atol=1e-5):
-    return bool(torch.allclose(f(X[perm]), f(X), rtol=0.0, atol=atol))
-''',
+        changed(_PERMUTES, "f(X)[perm]", "f(X)"),
     ),
     wrong(
         "C1-perm-applied-twice",
@@ -24,10 +45,7 @@ def permutes_with_input(f, X, perm, atol=1e-5):
         "Write out both sides for T = 3 and a perm that is not its own inverse: one side permutes "
         "only the input, the other only the output.",
         "C1_code",
-        '''
-def permutes_with_input(f, X, perm, atol=1e-5):
-    return bool(torch.allclose(f(X[perm])[perm], f(X), rtol=0.0, atol=atol))
-''',
+        changed(_PERMUTES, "f(X[perm]), f(X)[perm]", "f(X[perm])[perm], f(X)"),
     ),
     wrong(
         "C1-inverse-permutation",
@@ -46,10 +64,14 @@ def permutes_with_input(f, X, perm, atol=1e-5):
         "attention with positions or a causal mask.",
         "Two outputs of the same shape can hold different numbers: compare the values, within atol.",
         "C1_code",
-        '''
-def permutes_with_input(f, X, perm, atol=1e-5):
-    return f(X[perm]).shape == f(X)[perm].shape
-''',
+        changed(_PERMUTES, _COMPARISON, "f(X[perm]).shape == f(X)[perm].shape"),
+    ),
+    wrong(
+        "C1-atol-ignored",
+        "Compares within the default 1e-5 whatever atol the caller passes.",
+        "atol is an argument: with atol=1e-2, outputs that differ by 1e-3 count as equal.",
+        "C1_code",
+        changed(_PERMUTES, "atol=atol", "atol=1e-5"),
     ),
     wrong(
         "C1-exact-equality",
@@ -58,10 +80,7 @@ def permutes_with_input(f, X, perm, atol=1e-5):
         "Reordering rows changes the order of floating-point sums; the TODO asks for a comparison "
         "within atol and no relative tolerance.",
         "C1_code",
-        '''
-def permutes_with_input(f, X, perm, atol=1e-5):
-    return torch.equal(f(X[perm]), f(X)[perm])
-''',
+        changed(_PERMUTES, _COMPARISON, "torch.equal(f(X[perm]), f(X)[perm])"),
     ),
     # ---- sinusoidal_positions ------------------------------------------------------------------
     wrong(
@@ -69,18 +88,8 @@ def permutes_with_input(f, X, perm, atol=1e-5):
         "Puts cosines in the even columns and sines in the odd ones.",
         "Check row 0 of your table: position 0 should give sin(0) = 0 in column 0 and cos(0) = 1 in column 1.",
         "C1_code",
-        '''
-def sinusoidal_positions(n, d):
-    if d % 2 != 0:
-        raise ValueError(f"d must be even, got {d}")
-    p = torch.arange(n, dtype=torch.float64)
-    w = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
-    angles = torch.outer(p, w)
-    pe = torch.empty(n, d, dtype=torch.float64)
-    pe[:, 0::2] = angles.cos()
-    pe[:, 1::2] = angles.sin()
-    return pe.float()
-''',
+        changed(_SINUSOIDAL, "pe[:, 0::2] = angles.sin()\n    pe[:, 1::2] = angles.cos()",
+                "pe[:, 0::2] = angles.cos()\n    pe[:, 1::2] = angles.sin()"),
     ),
     wrong(
         "C1-exponent-i-over-d",
@@ -89,18 +98,7 @@ def sinusoidal_positions(n, d):
         "In omega_i = 1/10000^(2i/d) the exponent is the even column index over d; check that the "
         "last pair of columns gets a frequency close to 1/10000.",
         "C1_code",
-        '''
-def sinusoidal_positions(n, d):
-    if d % 2 != 0:
-        raise ValueError(f"d must be even, got {d}")
-    p = torch.arange(n, dtype=torch.float64)
-    i = torch.arange(d // 2, dtype=torch.float64)
-    angles = torch.outer(p, 10000.0 ** (-i / d))
-    pe = torch.empty(n, d, dtype=torch.float64)
-    pe[:, 0::2] = angles.sin()
-    pe[:, 1::2] = angles.cos()
-    return pe.float()
-''',
+        changed(_SINUSOIDAL, "torch.arange(0, d, 2, dtype=torch.float64) / d", "torch.arange(d // 2, dtype=torch.float64) / d"),
     ),
     wrong(
         "C1-frequency-per-column",
@@ -125,29 +123,15 @@ def sinusoidal_positions(n, d):
         "where the formula interleaves them.",
         "PE[p, 2i] is a sine and PE[p, 2i+1] its cosine: even and odd columns, not two halves.",
         "C1_code",
-        '''
-def sinusoidal_positions(n, d):
-    if d % 2 != 0:
-        raise ValueError(f"d must be even, got {d}")
-    p = torch.arange(n, dtype=torch.float64)
-    w = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
-    angles = torch.outer(p, w)
-    return torch.cat([angles.sin(), angles.cos()], dim=-1).float()
-''',
+        changed(_SINUSOIDAL, _FILL, "    return torch.cat([angles.sin(), angles.cos()], dim=-1).float()"),
     ),
     wrong(
         "C1-assert-for-odd-width",
         "Rejects an odd d with an assert, which raises AssertionError instead of the ValueError asked for.",
         "The TODO asks for a ValueError: raise it explicitly (asserts can also be switched off).",
         "C1_code",
-        '''
-def sinusoidal_positions(n, d):
-    assert d % 2 == 0, "d must be even"
-    p = torch.arange(n, dtype=torch.float64)
-    w = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
-    angles = torch.outer(p, w)
-    return torch.stack([angles.sin(), angles.cos()], dim=-1).reshape(n, d).float()
-''',
+        changed(_SINUSOIDAL, '    if d % 2 != 0:\n        raise ValueError(f"d must be even, got {d}")\n',
+                '    assert d % 2 == 0, "d must be even"\n'),
     ),
     # ---- q1_sentences --------------------------------------------------------------------------
     wrong(
@@ -239,11 +223,13 @@ def sinusoidal_positions(n, d):
     return pe
 ''',
     ),
-    variant(
-        "C1-sentences-tuple-punctuated",
-        "C1_code",
-        '''
-q1_sentences = ("Man bites dog!", "Dog bites man.")
-''',
-    ),
+    # ---- q1_sentences as students write them ------------------------------------------------------
+    *phrasings("C1", "C1_code", "q1_sentences", {
+        "tuple-punctuated": ("Man bites dog!", "Dog bites man."),
+        "articles": ["The dog bites the man.", "The man bites the dog."],
+        "indefinite-articles": ["A dog bites a man", "A man bites a dog"],
+        "capitals": ["DOG BITES MAN", "MAN BITES DOG"],
+        "quoted": ['"Dog bites man"', '"Man bites dog"'],
+        "curly-quotes-and-spaces": ["\u201cDog  bites man.\u201d", " man bites dog "],
+    }),
 ]

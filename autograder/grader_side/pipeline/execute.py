@@ -8,6 +8,7 @@ at most ``MAX_RESTARTS`` times per notebook.
 from autograder.grader_side import checks
 from autograder.grader_side.pipeline.submission import Outcome
 from autograder.grader_side.sandbox import ChildDied
+from autograder.student_side.checks import NeedsReview
 from autograder.student_side.student import CheckFailed, Student
 
 MAX_RESTARTS = 4
@@ -60,6 +61,8 @@ def run_notebook(sub, env, notebook, todo, slot):
             try:
                 check.run(student)
                 sub.outcomes[check.id] = Outcome(True, replies=student.replies)
+            except NeedsReview as exc:
+                sub.outcomes[check.id] = Outcome(False, str(exc), student.replies, review=exc.answer)
             except CheckFailed as exc:
                 sub.outcomes[check.id] = Outcome(False, str(exc), student.replies)
             except StudentCrashed as exc:

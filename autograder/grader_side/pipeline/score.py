@@ -21,8 +21,9 @@ def run(sub, env):
         for c in by_question.get(qid, []):
             outcome = sub.outcomes[c.id]
             rows.append(CheckResult(c.id, float(c.points) if outcome.passed else 0.0, float(c.points), c.hidden,
-                                    outcome.passed, outcome.message))
-        feedback = [f"{row.id} (-{row.max_score:g}): {row.message}" for row in rows if not row.passed]
+                                    outcome.passed, outcome.message, outcome.review))
+        feedback = [f"{row.id} ({'0 until a TA reviews it' if row.review else f'-{row.max_score:g}'}): {row.message}"
+                    for row in rows if not row.passed]
         entry = sub.diagnoses.get(qid)
         mistake = Misconception(entry.id, entry.description, entry.hint) if entry else None
         if mistake:
@@ -38,6 +39,7 @@ def run(sub, env):
         reason="; ".join(sub.problems[n] for n in unreadable) or None,
         questions=questions,
         flags=sub.flags,
-        needs_manual_grade=[qid for qid, q in contract.QUESTIONS.items() if q.manual],
+        needs_manual_grade=[qid for qid, q in contract.QUESTIONS.items()
+                            if q.manual or any(row.review for row in questions[qid].checks)],
         load_errors=sub.load_errors,
     ).to_dict()

@@ -26,6 +26,7 @@ class Outcome:
     passed: bool
     message: str = ""
     replies: list = field(default_factory=list)
+    review: str | None = None    # the student's answer, quoted, when a TA must decide (not passed until then)
 
 
 @dataclass

@@ -107,19 +107,148 @@ def expect_close(got, want, what: str, atol: float = ATOL, rtol: float = RTOL) -
                            f"(largest difference {float(err.max()):.3g})")
 
 
+class NeedsReview(CheckFailed):
+    """A free-text answer the grader can neither accept nor reject: a TA decides. The check
+    scores 0 until then; ``answer`` is the student's text, quoted in results, CSV and feedback."""
+
+    def __init__(self, message: str, answer: str):
+        super().__init__(message)
+        self.answer = quoted(answer)
+
+
+# Words that never change what a short answer names.
+FILLER = frozenset({"a", "an", "the"})
+# Words that turn two named options into one hedged answer.
+HEDGES = frozenset({"or", "either", "maybe", "perhaps", "possibly", "unsure"})
+# Words after which a named option may be denied rather than given.
+NEGATIONS = frozenset({"not", "no", "never", "unlike", "instead", "rather", "isn", "isnt", "nor", "neither"})
+
+
+def words(text) -> list[str]:
+    """Lower-case words of ``text``: punctuation, hyphens and articles dropped."""
+    return [w for w in re.sub(r"[^a-z0-9]+", " ", str(text).lower()).split() if w not in FILLER]
+
+
 def normalize(text) -> str:
-    """Lower case, punctuation and hyphens as spaces, single spaces: 'Post-LN.' -> 'post ln'."""
-    return " ".join(re.sub(r"[^a-z0-9]+", " ", str(text).lower()).split())
+    """'The Post-LN.' -> 'post ln': lower case, punctuation, hyphens and articles gone."""
+    return " ".join(words(text))
+
+
+def _spans(text_words, phrases) -> list[tuple[int, int]]:
+    """Where phrases occur as whole words; 'feedforward' and 'feed forward' (and a plural s) alike."""
+    joined = {"".join(words(p)) for p in phrases} - {""}
+    spans = []
+    for i in range(len(text_words)):
+        glued = ""
+        for j in range(i, min(len(text_words), i + 12)):
+            glued += text_words[j]
+            if glued in joined or (glued.endswith("s") and glued[:-1] in joined):
+                spans.append((i, j + 1))
+    return spans
+
+
+def _outside(spans, others) -> list:
+    """spans not lying inside a longer span of another option ('masked multi head attention'
+    contains 'multi head attention')."""
+    return [s for s in spans if not any(o[0] <= s[0] and s[1] <= o[1] and o != s for o in others)]
 
 
 def names(text, phrases) -> bool:
-    """Whether the normalized ``text`` contains one of ``phrases`` as whole words."""
-    padded = f" {normalize(text)} "
-    return any(f" {normalize(p)} " in padded for p in phrases)
+    """Whether ``text`` names one of ``phrases`` (whole words, case, punctuation, articles ignored)."""
+    return bool(_spans(words(text), phrases))
+
+
+def placed(text, options: dict) -> dict:
+    """option name -> "named" or "denied" for each option (name -> phrases) that ``text`` names.
+
+    A phrase inside a longer phrase of another option does not count ('masked multi head
+    attention' names no plain 'multi head attention'); one right after "not", "no", "unlike"...
+    is denied ("LSTM, not an RNN")."""
+    w = words(text)
+    found = {k: _spans(w, v) for k, v in options.items()}
+    every = [s for spans in found.values() for s in spans]
+    out = {}
+    for k, spans in found.items():
+        kept = _outside(spans, every)
+        if kept:
+            denied = all(NEGATIONS & set(w[max(0, s[0] - 2):s[0]]) for s in kept)
+            out[k] = "denied" if denied else "named"
+    return out
+
+
+def quoted(value) -> str:
+    text = " ".join(str(value).split())
+    return repr(text if len(text) <= 200 else text[:200] + "...")
 
 
 def expect_answer(value, accepted, wrong, what: str) -> None:
-    """A free-text answer names an accepted option and no wrong one (a hedge earns nothing)."""
+    """A free-text answer names an accepted option and no wrong one.
+
+    Accepted: the answer in any natural form (articles, capitals, punctuation, a sentence, an
+    explanation after it, a wrong option it denies). Rejected: a wrong option, or a hedge
+    between options ("A or B"). Anything else (an option the grader does not know, a right and a
+    wrong option side by side, a denied right one) raises ``NeedsReview``: a TA reads it.
+    """
     expect(isinstance(value, str) and value.strip(), f"{what}: answer with a short string")
-    expect(not names(value, wrong), f"{what}: your answer names an option that is not right")
-    expect(names(value, accepted), f"{what}: that is not the answer we are looking for")
+    hits = placed(value, {"right": accepted, "wrong": wrong})
+    hedged = bool(set(words(value)) & HEDGES) or "/" in value
+    right, wrong_ = hits.get("right"), hits.get("wrong")
+    if right and wrong_ and hedged:
+        raise CheckFailed(f"{what}: your answer hedges between options: give one")
+    if right == "named" and wrong_ in (None, "denied"):
+        return
+    if wrong_ == "named" and right is None:
+        raise CheckFailed(f"{what}: your answer names an option that is not right")
+    why = ("the grader does not know this answer" if not hits else
+           "it names a right and a wrong option" if right == wrong_ == "named" else "it denies an option")
+    raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} ({why}); "
+                      "its points wait for that review", value)
+
+
+# ---- C1 and C6: answers made of several strings -------------------------------------------
+
+def expect_sentence_pair(value, pair, what: str) -> None:
+    """Two strings that are the lesson's pair of sentences (same words, other order)."""
+    expect(isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(s, str) for s in value),
+           f"{what}: give a list (or tuple) of exactly two strings")
+    given = [tuple(words(s)) for s in value]
+    if {" ".join(g) for g in given} == {normalize(s) for s in pair}:
+        return
+    expect(all(given), f"{what}: one of the two strings is empty")
+    expect(sorted(given[0]) == sorted(given[1]),
+           f"{what}: the two sentences should use exactly the same words, in another order")
+    expect(given[0] != given[1], f"{what}: the two sentences are the same; swap who does what")
+    raise NeedsReview(f"{what}: a TA will read your sentences {quoted(value[0])} and {quoted(value[1])} "
+                      "(same words, other order, but not the lesson's example); their points wait for that review",
+                      " / ".join(value))
+
+
+def expect_parts(value, parts: dict, wrong, generic, what: str, noun="sublayer") -> dict:
+    """Each string of ``value`` names one distinct part of ``parts`` (name -> phrases), together
+    naming them all, in any order. A string that is only a ``generic`` label ("Multi-Head
+    Attention") is the part the other strings leave over. Returns string -> part name."""
+    n = len(parts)
+    expect(isinstance(value, (list, tuple)) and len(value) == n and all(isinstance(s, str) for s in value),
+           f"{what}: give a list of exactly {n} strings, one per {noun}")
+    found, unknown, open_ = {}, [], []
+    for s in value:
+        hits = [k for k, v in placed(s, {**parts, "": wrong}).items() if v == "named"]
+        expect("" not in hits or len(hits) > 1, f"{what}: {quoted(s)} is not one of the {noun}s")
+        hits = [k for k in hits if k]
+        expect(len(hits) <= 1, f"{what}: {quoted(s)} names more than one {noun}: give one per string")
+        if hits:
+            expect(hits[0] not in found.values(), f"{what}: two strings name the {hits[0]}; one {noun} is missing")
+            found[s] = hits[0]
+        elif normalize(s) in {normalize(g) for g in generic}:
+            open_.append(s)
+        else:
+            unknown.append(s)
+    left = [k for k in parts if k not in found.values()]
+    if len(open_) == 1 and not unknown and len(left) == 1:
+        found[open_[0]] = left[0]          # by elimination: the one the other strings leave over
+        return found
+    expect(len(open_) <= 1, f"{what}: {len(open_)} strings name attention without saying which one")
+    if not unknown and not open_:
+        return found
+    raise NeedsReview(f"{what}: a TA will read {quoted((unknown + open_)[0])} (the grader could not place it); "
+                      "its points wait for that review", " / ".join(value))

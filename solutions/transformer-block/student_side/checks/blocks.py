@@ -4,9 +4,7 @@ and post-norm (B7) blocks against torch's own encoder layer with the same weight
 import numpy as np
 import torch
 
-from . import check, expect
-
-# (batch, tokens, d_model, heads, d_ff): d_ff is not always 4 * d_model.
+from . import check, expect, expect_close
 
 
 def _causality(student, cls):
@@ -27,11 +25,66 @@ def _causality(student, cls):
            f"{cls} with causal=False: position 0 should see (and depend on) the last token")
 
 
-@check("B6", points=2, hidden=False, says="PreNormBlock keeps the shape, and its causal flag hides (only) the future")
+def _quiet_state(d, d_ff, seed):
+    """A block's state_dict whose two sublayers add nothing: the output weights of attention
+    (out_proj) and of the MLP (linear2) are zero; everything else is random, norms included."""
+    g = torch.Generator().manual_seed(seed)
+
+    def rand(*shape):
+        return 0.3 * torch.randn(shape, generator=g)
+
+    return {"norm1.weight": 1 + rand(d), "norm1.bias": rand(d),
+            "self_attn.in_proj_weight": rand(3 * d, d), "self_attn.in_proj_bias": rand(3 * d),
+            "self_attn.out_proj.weight": torch.zeros(d, d), "self_attn.out_proj.bias": torch.zeros(d),
+            "norm2.weight": 1 + rand(d), "norm2.bias": rand(d),
+            "linear1.weight": rand(d_ff, d), "linear1.bias": rand(d_ff),
+            "linear2.weight": torch.zeros(d, d_ff), "linear2.bias": torch.zeros(d)}
+
+
+def _layer_norm(x, weight, bias, eps=1e-5):
+    """nn.LayerNorm's forward, in numpy (float64)."""
+    x = np.asarray(x, dtype=np.float64)
+    mu, var = x.mean(-1, keepdims=True), x.var(-1, keepdims=True)
+    return (x - mu) / np.sqrt(var + eps) * np.asarray(weight) + np.asarray(bias)
+
+
+def _quiet_block(student, cls):
+    """(x, state, output) of ``cls`` whose attention and MLP both return zeros."""
+    d, heads, d_ff = 8, 2, 16
+    state = _quiet_state(d, d_ff, seed=5)
+    x = 2 * torch.randn(2, 4, d, generator=torch.Generator().manual_seed(6)) + 1    # (B, T, d)
+    (out,) = student.module(cls, (d, heads, d_ff), state=state, forwards=[((x,), {"causal": True})],
+                            forbid=("transformer",))
+    expect(isinstance(out, np.ndarray) and out.shape == (2, 4, d),
+           f"{cls}.forward must return a tensor of the input's shape (2, 4, {d})")
+    return x, state, out
+
+
+@check("B6", points=1, hidden=False, says="PreNormBlock keeps the shape, and its causal flag hides (only) the future")
 def test_B6_causality(student):
     _causality(student, "PreNormBlock")
 
 
-@check("B7", points=2, hidden=False, says="PostNormBlock keeps the shape, and its causal flag hides (only) the future")
+@check("B6", points=1, hidden=False,
+       says="PreNormBlock whose attention and MLP add nothing (zero output weights) returns x itself: the residual path")
+def test_B6_residual(student):
+    x, _, out = _quiet_block(student, "PreNormBlock")
+    expect_close(out, x, "PreNormBlock whose two sublayers add zeros should return x unchanged (x + 0 + 0). A "
+                         "residual sublayer adds to the stream, x = x + sublayer(norm(x)): it never replaces x, "
+                         "and it adds to x itself, not to the normalized copy")
+
+
+@check("B7", points=1, hidden=False, says="PostNormBlock keeps the shape, and its causal flag hides (only) the future")
 def test_B7_causality(student):
     _causality(student, "PostNormBlock")
+
+
+@check("B7", points=1, hidden=False,
+       says="PostNormBlock whose attention and MLP add nothing (zero output weights) returns norm2(norm1(x)): "
+            "the residual path")
+def test_B7_residual(student):
+    x, s, out = _quiet_block(student, "PostNormBlock")
+    want = _layer_norm(_layer_norm(x, s["norm1.weight"], s["norm1.bias"]), s["norm2.weight"], s["norm2.bias"])
+    expect_close(out, want, "PostNormBlock whose two sublayers add zeros should return norm2(norm1(x + 0) + 0). "
+                            "Each sublayer's output is added to the stream before the norm, "
+                            "x = norm(x + sublayer(x)): it never replaces x")

@@ -19,7 +19,15 @@ def test_B4_structure_example(student):
     x = torch.tensor([[-1.0, 2.0]])
     for activation, want in [("gelu", [[-0.15865525, 1.9544997]]), ("relu", [[0.0, 2.0]])]:
         (got,) = student.module("MLP", (2, 2, activation), state=eye, forwards=[((x,), {})])
+        if activation == "gelu":
+            expect(not (isinstance(got, np.ndarray) and np.allclose(got, TANH_GELU, atol=1e-6, rtol=0)),
+                   "MLP(2, 2, 'gelu') applies the tanh approximation of GELU (approximate='tanh'), which is off "
+                   "by up to 5e-4: use the exact erf form, F.gelu(z) or nn.GELU() with no arguments")
         expect_close(got, np.array(want), f"MLP(2, 2, {activation!r}) with identity weights on [-1, 2]")
+
+
+# GELU's tanh approximation at -1 and 2: 0.5 z (1 + tanh(sqrt(2/pi) (z + 0.044715 z^3))).
+TANH_GELU = [[-0.15880801, 1.9545977]]
 
 
 @check("B5", points=1, hidden=False, says="SwiGLU(8, 16) has bias-free w1, w3 (8 -> 16) and w2 (16 -> 8)")

@@ -26,18 +26,25 @@ def _near_constant(shape, seed, spread=1e-3):
 # ---- B1 --------------------------------------------------------------------------------------
 
 @check("B1", points=2, hidden=False,
-       says="layer_norm on the worked example [3, 1] gives [1, -1]; rows of a (2, 3, 8) input get mean 0, variance 1")
+       says="rows of a (2, 3, 8) input get mean 0 and population variance 1; the worked example "
+            "[2, 4, 4, 4, 5, 5, 7, 9] with gamma=1, beta=0, eps=0 gives [-1.5, -0.5, -0.5, -0.5, 0, 0, 1, 2]")
 def test_B1_worked_example(student):
-    got = student.call("layer_norm", torch.tensor([[3.0, 1.0]]), torch.ones(2), torch.zeros(2), eps=0.0,
-                       forbid=("layer_norm",))
-    expect_close(got, np.array([[1.0, -1.0]]), "layer_norm([[3, 1]]) with gamma=1, beta=0, eps=0")
     x, gamma, beta = _inputs((2, 3, 8), seed=11, affine=False)
     got = student.call("layer_norm", x, gamma, beta, forbid=("layer_norm",))
     expect(isinstance(got, np.ndarray) and got.shape == (2, 3, 8),
            "layer_norm must return a tensor of the input's shape (2, 3, 8)")
-    expect(np.allclose(got.mean(-1), 0, atol=1e-5), "each row of layer_norm's output should have mean 0")
-    expect(np.allclose(got.var(-1), 1, atol=1e-3),
-           "each row should have (population) variance 1: divide by d, not d - 1, over the last dim")
+    expect(np.allclose(got.mean(-1), 0, atol=1e-5),
+           "each row of layer_norm's output should have mean 0: subtract each row's own mean, over the last dim")
+    variance = got.var(-1)   # numpy's var divides by d: the population variance
+    expect(not np.allclose(variance, 7 / 8, atol=1e-3),
+           "each row has variance 7/8 instead of 1: you divided by d - 1 (the sample variance, torch.var's "
+           "default). Layer norm uses the population variance: divide by d (correction=0)")
+    expect(np.allclose(variance, 1, atol=1e-3),
+           "each row should have (population) variance 1: divide by sqrt(variance + eps), over the last dim")
+    got = student.call("layer_norm", torch.tensor([[2.0, 4, 4, 4, 5, 5, 7, 9]]), torch.ones(8), torch.zeros(8),
+                       eps=0.0, forbid=("layer_norm",))
+    expect_close(got, np.array([[-1.5, -0.5, -0.5, -0.5, 0, 0, 1, 2]]),
+                 "layer_norm([[2, 4, 4, 4, 5, 5, 7, 9]]) with gamma=1, beta=0, eps=0 (mean 5, standard deviation 2)")
 
 
 # ---- B2 --------------------------------------------------------------------------------------
