@@ -26,6 +26,7 @@ class Outcome:
     passed: bool
     message: str = ""
     replies: list = field(default_factory=list)
+    evidence: tuple = ()    # forbidden builtins the child said the code reached (evidence only)
 
 
 @dataclass
