@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from autograder.grader_side import contract
+from autograder.reports.escape import for_csv
 
 
 def write_csv(results: dict, path: Path) -> None:
@@ -17,9 +18,10 @@ def write_csv(results: dict, path: Path) -> None:
         for sid, r in results["students"].items():
             q = r.get("questions", {})
             scores = [q.get(qid, {}).get("score") for qid in qids]
-            out.writerow([sid, *["" if s is None else s for s in scores], r["score"], r["max_score"],
-                          r["status"], " ".join(r.get("needs_manual_grade", [])), " | ".join(r.get("flags", [])),
-                          r.get("reason") or ""])
+            out.writerow([for_csv(cell) for cell in (
+                sid, *["" if s is None else s for s in scores], r["score"], r["max_score"],
+                r["status"], " ".join(r.get("needs_manual_grade", [])), " | ".join(r.get("flags", [])),
+                r.get("reason") or "")])
 
 
 def write_json(doc: dict, path: Path) -> None:
