@@ -190,6 +190,7 @@ def test_garbage_never_raises():
     rng = random.Random(9)
     garbage = ["(" * 5000, "x = " + "[" * 300 + "]" * 300, "\x00\xff", "def layer_norm(:", "%%bash\nrm -rf /",
                "layer_norm = " + " + ".join(["1"] * 20000), "exec(" * 200 + ")" * 200,
+               _ln("return getattr(F, 'a' * 999999999)(x)"), _ln("return getattr(F, '%999999999s' % 'x')(x)"),
                "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(3000)), None, 42]
     for cells in ([g] for g in garbage):
         verdicts = routes.judge([GIVEN, *cells])

@@ -55,7 +55,7 @@ def _labels(cells, program):
         if cell.cell_type != "code":
             continue
         code_number += 1
-        places.setdefault(cell.source, f"cell {cell.grade_id}" if cell.grade_id else f"code cell {code_number}")
+        places.setdefault(cell.source, f"cell {cell.grade_id[:40]}" if cell.grade_id else f"code cell {code_number}")
     names = [places.get(source, "a cell the course gives") for source in program]
     return lambda i: names[i] if 0 <= i < len(names) else f"cell {i + 1}"
 
