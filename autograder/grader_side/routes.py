@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import importlib
 import re
 import symtable
 import sys
@@ -499,6 +500,23 @@ def _fold(node, depth: int = 0):
     return None
 
 
+# Modules whose star import the judge may look into (importing them has no side effect).
+_STAR_MODULES = {"math", "cmath", "random", "itertools", "functools", "operator", "collections", "typing", "numpy",
+                 "numpy.linalg"}
+
+
+def _star_gives(module: str, name: str) -> bool:
+    """Whether ``from module import *`` defines ``name``, for the modules in ``_STAR_MODULES``."""
+    if module not in _STAR_MODULES:
+        return False
+    try:
+        found = importlib.import_module(module)
+    except ImportError:
+        return False
+    exported = getattr(found, "__all__", None)
+    return name in exported if exported is not None else hasattr(found, name) and not name.startswith("_")
+
+
 def _words(text) -> list[str]:
     """The identifiers a string could name: 'aten::native_layer_norm.default' -> [aten, native_layer_norm, default]."""
     if isinstance(text, bytes):
@@ -563,11 +581,12 @@ class _Scanner:
             if node.attr in _DYNAMIC_ATTRS and (node.attr != "modules" or _root(node) == "sys"):
                 self.add("unsure", "dynamic", f"reaches objects through .{node.attr}", node, self.where(s, node))
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            if node.id not in self.program.records and self.program.stars and not hasattr(builtins, node.id) \
-                    and node.id not in _IPYTHON_NAMES:
+            if node.id not in self.program.records and self.program.stars and node.id in s.now | s.later \
+                    and not hasattr(builtins, node.id) and node.id not in _IPYTHON_NAMES:
                 torch_star = any(m.split(".")[0] in ("torch", "functorch") for _, m in self.program.stars)
+                known = any(_star_gives(m, node.id) for _, m in self.program.stars)
                 if not self.route(node.id, node, s, torch_star, f"uses {node.id} from a star import"):
-                    if not torch_star:
+                    if not torch_star and not known:
                         self.add("unsure", "dynamic", f"uses {node.id}, which only a star import can define",
                                  node, self.where(s, node))
             if node.id in ("builtins", "__builtins__"):
