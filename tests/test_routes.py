@@ -90,6 +90,10 @@ CASES = {
     "line_magic": (["%time layer_norm = lambda x, g, b, eps=1e-5: F.layer_norm(x, x.shape[-1:], g, b, eps)"], "B1",
                    "route", "builtin"),
     "cell_magic": (["%%time\n" + _ln("return F.layer_norm(x, x.shape[-1:], g, b, eps)")], "B1", "route", "builtin"),
+    "exec_with_its_own_namespace_elsewhere": ([HONEST_B1, "def rms_norm(x, g, eps=1e-6):\n    space = {}\n"
+                                               "    exec(open('notes.py').read(), space)\n    return space['f'](x)"],
+                                              "B1", "clean", None),
+    "exec_into_globals_elsewhere": ([HONEST_B1, "def setup(code):\n    exec(code, globals())"], "B1", "unsure", None),
     "getattr_computed": (["import os\n" + _ln("return getattr(F, os.environ['NAME'])(x, x.shape[-1:], g, b, eps)")],
                          "B1", "unsure", None),
     "exec_computed": ([HONEST_B1, "import base64\nexec(base64.b64decode('bGF5ZXJfbm9ybQ==').decode())"], "B1", "unsure",

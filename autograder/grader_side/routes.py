@@ -316,6 +316,10 @@ def _analyse(stmt: _Stmt) -> None:
     for sym in table.get_symbols():
         if (sym.is_assigned() or sym.is_imported()) and sym.get_name() not in stmt.binds:
             stmt.binds[sym.get_name()] = "touch"
+    # Code inside a function runs only when called, in the function's own namespace.
+    functions = [fn for fn in ast.walk(node) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+    in_function = {id(inner) for fn in functions
+                   for part in ([fn.body] if isinstance(fn, ast.Lambda) else fn.body) for inner in ast.walk(part)}
     for sub in ast.walk(node):
         targets = []
         if isinstance(sub, (ast.Assign, ast.Delete)):
@@ -332,9 +336,14 @@ def _analyse(stmt: _Stmt) -> None:
                     stmt.binds[root] = "touch"
         if isinstance(sub, ast.Call):
             runs, code = _code_argument(sub)
-            if runs and (code is None or not isinstance(_fold(code), str)):
+            # exec(code, namespace) inside a function writes only to the namespace it is given.
+            own_namespace = id(sub) in in_function and len(sub.args) > 1 and not (
+                isinstance(sub.args[1], ast.Call) and isinstance(sub.args[1].func, ast.Name)
+                and sub.args[1].func.id == "globals")
+            if runs and (code is None or not isinstance(_fold(code), str)) and not own_namespace:
                 stmt.opaque = "runs code built at run time"
-            if isinstance(sub.func, ast.Name) and sub.func.id in ("globals", "vars", "locals") and not sub.args:
+            if isinstance(sub.func, ast.Name) and not sub.args and (
+                    sub.func.id == "globals" or sub.func.id in ("vars", "locals") and id(sub) not in in_function):
                 stmt.opaque = stmt.opaque or f"writes names through {sub.func.id}()"
         if isinstance(sub, ast.Name) and sub.id in ("builtins", "__builtins__"):
             stmt.opaque = stmt.opaque or "changes Python's builtins"
@@ -688,8 +697,8 @@ def judge_notebook(notebook, questions=None) -> dict[str, Verdict]:
     sources = [c.get("source", "") if isinstance(c.get("source"), str) else "".join(c.get("source") or [])
                for c in cells]
     ids = [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells]
-    return judge(sources, questions,
-                 lambda i: f"cell {ids[i][:40]}" if 0 <= i < len(ids) and isinstance(ids[i], str) else f"code cell {i + 1}")
+    return judge(sources, questions, lambda i: f"cell {ids[i][:40]}" if 0 <= i < len(ids) and isinstance(ids[i], str)
+                 else f"code cell {i + 1}")
 
 
 def _unique(findings):
