@@ -26,7 +26,12 @@ def run(sub, env):
             continue
         program = ["" if source is PRELUDE else source for source in program]   # the grader's own line
         labels = _labels(sub.cells.get(notebook, []), program)
-        verdicts = routes.judge(program, questions, labels)
+        try:
+            verdicts = routes.judge(program, questions, labels)
+        except Exception as exc:   # a bug in the judge must not cost the student a grade
+            sub.flags.append(f"{notebook}: forbidden routes could not be judged ({type(exc).__name__}); "
+                             f"check {', '.join(questions)} by hand")
+            continue
         for qid, verdict in verdicts.items():
             mine = [c for c in checks.all_checks() if c.question == qid and c.id in sub.outcomes]
             evidence = sorted({b for c in mine for b in sub.outcomes[c.id].evidence})
