@@ -12,6 +12,7 @@ from pathlib import Path
 
 from autograder import api
 from autograder.grader_side.assignment import ASSIGNMENT, REPO
+from autograder.reports.escape import for_terminal
 
 
 def main(argv=None) -> int:
@@ -54,7 +55,7 @@ def main(argv=None) -> int:
     try:
         return COMMANDS[args.command](args)
     except api.CourseError as exc:
-        print(f"course {args.command}: {exc}", file=sys.stderr)
+        print(f"course {args.command}: {for_terminal(exc)}", file=sys.stderr)
         return 2
 
 
@@ -89,7 +90,8 @@ def _autograde(args) -> int:
     print(f"results: {args.out}" + (f", grades: {args.csv}" if args.csv else ""))
     if args.compare_nbgrader:
         print(f"nbgrader cross-check: {len(disagreements)} submission(s) scored differently"
-              + "".join(f"\n  {sid}: " + "; ".join(lines) for sid, lines in disagreements.items()))
+              + "".join(f"\n  {for_terminal(sid)}: " + for_terminal("; ".join(lines))
+                        for sid, lines in disagreements.items()))
     return 0
 
 
@@ -97,9 +99,10 @@ def _grade(args) -> int:
     result = api.grade(args.notebooks, args.assignment, args.timeout)
     for qid, q in result["questions"].items():
         score = "manual" if q["score"] is None else f"{q['score']:g}/{q['max_score']:g}"
-        print(f"{qid:4} {score:>8}  " + ("; ".join(q["feedback"]) if q["score"] != q["max_score"] else ""))
+        lost = q["score"] != q["max_score"]
+        print(f"{qid:4} {score:>8}  " + (for_terminal("; ".join(q["feedback"])) if lost else ""))
     print(f"total {result['score']:g}/{result['max_score']:g} ({result['status']})"
-          + (f": {result['reason']}" if result["reason"] else ""))
+          + (f": {for_terminal(result['reason'])}" if result["reason"] else ""))
     if args.gradescope:
         api.write_json(api.gradescope(result), args.gradescope)
     return 0
@@ -173,8 +176,8 @@ def summary(results: dict) -> str:
     rows = [["student", *qids, "total", "status"]]
     for sid, r in results["students"].items():
         q = r.get("questions", {})
-        rows.append([sid, *[f"{q[x]['score']:g}" if x in q else "-" for x in qids], f"{r['score']:g}",
-                     r["status"] + (" *" if r.get("flags") else "")])
+        rows.append([for_terminal(sid), *[f"{q[x]['score']:g}" if x in q else "-" for x in qids], f"{r['score']:g}",
+                     for_terminal(r["status"]) + (" *" if r.get("flags") else "")])
     lines = [_table(rows)]
     lines.append(f"{len(results['students'])} submissions in {results['seconds']} s with {results['workers']} workers; "
                  "* = flagged for the TA (see results)")

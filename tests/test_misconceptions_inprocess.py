@@ -11,11 +11,12 @@ from collections import Counter
 
 import pytest
 
-from autograder.grader_side import checks, contract
+from autograder.grader_side import checks, contract, routes
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.in_kernel import hidden_check as run_check
 from autograder.grader_side.misconceptions import catalogue, edits, variants
 from autograder.student_side.student import CheckFailed
+from autograder.tooling.sampleclass import notebook as submitted_notebook
 from autograder.tooling.sampleclass import trusted_namespace
 
 ENTRIES = catalogue()
@@ -66,6 +67,12 @@ def _outcomes(a: Assignment, entry) -> dict[str, str | None]:
             except CheckFailed as exc:
                 outcomes[c.id] = str(exc)
     assert outcomes, f"{entry.question} has no checks"
+    # Forbidden routes are judged from the source, outside the code's process, as both graders do.
+    if entry.question in routes.RULES:
+        verdict = routes.judge_notebook(submitted_notebook(a, notebook, edits(entry, source[entry.cell])),
+                                        [entry.question])[entry.question]
+        if verdict.status == "route":
+            outcomes = {cid: message or verdict.message() for cid, message in outcomes.items()}
     return outcomes
 
 

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from autograder.grader_side import contract
+from autograder.reports.escape import for_csv
 
 
 def write_csv(results: dict, path: Path) -> None:
@@ -19,9 +20,10 @@ def write_csv(results: dict, path: Path) -> None:
             scores = [q.get(qid, {}).get("score") for qid in qids]
             manual = [qid + "".join(f" ({row['id']}: review {row['review']})" for row in q.get(qid, {}).get("checks", [])
                                     if row.get("review")) for qid in r.get("needs_manual_grade", [])]
-            out.writerow([sid, *["" if s is None else s for s in scores], r["score"], r["max_score"],
-                          r["status"], " ".join(manual), " | ".join(r.get("flags", [])),
-                          r.get("reason") or ""])
+            out.writerow([for_csv(cell) for cell in (
+                sid, *["" if s is None else s for s in scores], r["score"], r["max_score"],
+                r["status"], " ".join(manual), " | ".join(r.get("flags", [])),
+                r.get("reason") or "")])
 
 
 def write_json(doc: dict, path: Path) -> None:

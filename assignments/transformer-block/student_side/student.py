@@ -30,12 +30,17 @@ def function_arg(kind: str, **weights) -> dict:
 
 
 class Student:
-    def __init__(self, transport: Transport):
+    def __init__(self, transport: Transport, forbidden_fails: bool = True):
         self._send = transport
         # Every reply in order (values, or ("raised" | "forbidden" | "missing" | "too large", what)), to
         # match misconceptions; at most KEEP_BYTES of values in all.
         self.replies: list = []
         self._kept = 0
+        # The forbidden builtins the code said it reached. With ``forbidden_fails`` (in a notebook)
+        # reaching one fails the check; the grader instead judges routes from the source and keeps
+        # this as evidence only.
+        self.forbidden_fails = forbidden_fails
+        self.evidence: set[str] = set()
 
     def call(self, name: str, *args, forbid: tuple[str, ...] = (), **kwargs):
         """``name(*args, **kwargs)`` in the submission; arrays come back as numpy arrays."""
@@ -81,9 +86,14 @@ class Student:
             error = str(reply.get("error"))[:300]
             self.replies.append(("raised", error.partition(":")[0]))
             raise CheckFailed(f"`{name}` raised {error}")
-        for banned in reply.get("forbidden") or []:
-            self.replies.append(("forbidden", banned))
-            raise CheckFailed(f"`{name}` reaches torch's built-in {banned}; this question asks you to write it yourself")
+        forbidden = reply.get("forbidden")
+        for banned in (forbidden[:8] if isinstance(forbidden, list) else []):
+            if not isinstance(banned, str):
+                continue
+            self.evidence.add(banned[:40])
+            if self.forbidden_fails:
+                self.replies.append(("forbidden", banned))
+                raise CheckFailed(f"`{name}` reaches torch's built-in {banned}; this question asks you to write it yourself")
         try:
             value = wire.unpack(reply.get("value"), reply_blobs)
         except wire.WireError as exc:

@@ -74,7 +74,7 @@ def _matches_torch(student, cls, norm_first, causal):
         state, x, want = _torch_case(seed, norm_first, causal)
         forwards = [((x,), {"causal": causal})] + ([((x,), {})] if causal else [])
         outs = student.module(cls, (d, h, d_ff), state=state, forwards=forwards, forbid=("transformer",))
-        what = f"{cls}({d}, {h}, {d_ff}) on x of shape {(B, T, d)} with causal={causal}"
+        what = f"{cls}(d_model, n_heads, d_ff) with d_ff {'=' if d_ff == 4 * d else '!='} 4 d_model, causal={causal}"
         expect_close(outs[0], want, what)
         if causal:
             expect_close(outs[1], want, f"{cls}.forward(x) without the causal argument (it defaults to True)")

@@ -17,16 +17,16 @@ def test_C1_sentences(student):
 
 @check("C1", points=1, hidden=True, says="sinusoidal_positions matches the formula for other lengths and widths")
 def test_C1_positions_random(student):
-    for n, d in [(7, 16), (50, 64), (1, 2), (10, 6)]:
+    for i, (n, d) in enumerate([(7, 16), (50, 64), (1, 2), (10, 6)]):
         expect_close(student.call("sinusoidal_positions", n, d), ref.sinusoidal_positions(n, d),
-                     f"sinusoidal_positions({n}, {d})")
+                     f"sinusoidal_positions(n, d) for hidden size {i + 1} of 4")
 
 
 @check("C1", points=1, hidden=True, says="sinusoidal_positions raises ValueError for an odd width")
 def test_C1_odd_width(student):
     error = student.error("sinusoidal_positions", 5, 7)
     expect(error is not None and error.startswith("ValueError"),
-           "sinusoidal_positions(5, 7) should raise ValueError: sin/cos pairs need an even d")
+           "sinusoidal_positions(n, d) with an odd d should raise ValueError: sin/cos pairs need an even d")
 
 
 def _permutation_probes(seed):

@@ -392,3 +392,165 @@ def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
     return dx.reshape(shape), (G * xhat).sum(0), G.sum(0)
 '''),
 ]
+
+# ---- forbidden routes: the checks' values are right, the grader judges the source ---------------
+_BY_HAND = ("Any route to torch's own normalization counts, whatever it is called or however it is "
+            "reached: compute the statistics and the normalization with basic tensor operations.")
+
+ENTRIES += [
+    wrong(
+        "B1-torch-layer-norm",
+        "Calls torch.layer_norm, the built-in layer norm under another name, where B1 asks for it written by hand.",
+        _BY_HAND,
+        "B1_code",
+        '''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    return torch.layer_norm(x, x.shape[-1:], gamma, beta, eps)
+''',
+    ),
+    wrong(
+        "B1-group-norm-one-group",
+        "Computes layer norm as a group norm with a single group, a more general torch normalization "
+        "that reduces to it.",
+        _BY_HAND,
+        "B1_code",
+        '''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    d = x.shape[-1]
+    rows = F.group_norm(x.reshape(-1, 1, d), 1, eps=eps)     # (N, 1, d): one group per row
+    return rows.reshape(x.shape) * gamma + beta
+''',
+    ),
+    wrong(
+        "B1-dispatch-off",
+        "Calls F.layer_norm with torch's dispatch hooks switched off, so the call is hidden from the "
+        "notebook's own checks.",
+        _BY_HAND,
+        "B1_code",
+        '''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    with torch._C.DisableTorchFunction():
+        return F.layer_norm(x, x.shape[-1:], gamma, beta, eps)
+''',
+    ),
+    wrong(
+        "B1-aten-by-name",
+        "Reaches torch's native layer norm kernel through torch.ops, by a name spelled in pieces.",
+        _BY_HAND,
+        "B1_code",
+        '''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    kernel = getattr(torch.ops.aten, "native_" + "layer" + "_norm")
+    return kernel(x, [x.shape[-1]], gamma, beta, eps)[0]
+''',
+    ),
+    wrong(
+        "B2-calls-builtin",
+        "Calls torch's built-in F.rms_norm where B2 asks for RMSNorm written by hand.",
+        _BY_HAND,
+        "B2_code",
+        '''
+def rms_norm(x, gamma, eps=1e-6):
+    return F.rms_norm(x, x.shape[-1:], gamma, eps)
+''',
+    ),
+    wrong(
+        "B2-rms-norm-module",
+        "Builds an nn.RMSNorm with gamma as its weight and runs it.",
+        _BY_HAND,
+        "B2_code",
+        '''
+def rms_norm(x, gamma, eps=1e-6):
+    norm = nn.RMSNorm(x.shape[-1], eps=eps)
+    with torch.no_grad():
+        norm.weight.copy_(gamma)
+        return norm(x)
+''',
+    ),
+    wrong(
+        "B2-dispatch-off",
+        "Calls torch.rms_norm with torch's dispatch hooks switched off, so the call is hidden from the "
+        "notebook's own checks.",
+        _BY_HAND,
+        "B2_code",
+        '''
+def rms_norm(x, gamma, eps=1e-6):
+    with torch._C.DisableTorchFunction():
+        return torch.rms_norm(x, [x.shape[-1]], gamma, eps)
+''',
+    ),
+    wrong(
+        "B3-autograd-grad",
+        "Gets the three gradients from torch.autograd.grad through layer norm instead of the closed form "
+        "B3 asks for.",
+        "B3 is about deriving the backward pass: write grad_x, grad_gamma and grad_beta from the formulas, "
+        "with no autograd inside layer_norm_backward.",
+        "B3_code",
+        '''
+def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
+    leaves = [t.detach().clone().requires_grad_(True) for t in (x, gamma, torch.zeros_like(gamma))]
+    with torch.enable_grad():
+        y = F.layer_norm(leaves[0], leaves[0].shape[-1:], leaves[1], leaves[2], eps)
+        return torch.autograd.grad(y, leaves, grad_out)
+''',
+    ),
+    wrong(
+        "B3-calls-backward",
+        "Runs .backward() through its own layer norm and returns the leaves' .grad instead of the closed form.",
+        "B3 is about deriving the backward pass: write grad_x, grad_gamma and grad_beta from the formulas, "
+        "with no autograd inside layer_norm_backward.",
+        "B3_code",
+        '''
+def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
+    leaves = [t.detach().clone().requires_grad_(True) for t in (x, gamma, torch.zeros_like(gamma))]
+    with torch.enable_grad():
+        layer_norm(*leaves, eps).backward(grad_out)
+    return tuple(leaf.grad for leaf in leaves)
+''',
+    ),
+    wrong(
+        "B3-torch-func-vjp",
+        "Gets the gradients from torch.func.vjp instead of the closed form.",
+        "B3 is about deriving the backward pass: write grad_x, grad_gamma and grad_beta from the formulas, "
+        "with no autograd inside layer_norm_backward.",
+        "B3_code",
+        '''
+def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
+    def forward(x, gamma, beta):
+        var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+        return gamma * (x - mu) / torch.sqrt(var + eps) + beta
+    _, pullback = torch.func.vjp(forward, x, gamma, torch.zeros_like(gamma))
+    return pullback(grad_out)
+''',
+    ),
+]
+
+VARIANTS += [
+    variant("B1-compared-with-builtin", "B1_code", '''
+def layer_norm(x, gamma, beta, eps=1e-5):
+    """By hand: F.layer_norm(x, x.shape[-1:], gamma, beta, eps) gives the same."""
+    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+    return gamma * (x - mu) / torch.sqrt(var + eps) + beta
+
+
+_x = torch.randn(4, 6, generator=torch.Generator().manual_seed(1))
+assert torch.allclose(layer_norm(_x, torch.ones(6), torch.zeros(6)), F.layer_norm(_x, (6,)), atol=1e-5)
+'''),
+    variant("B3-compared-with-autograd", "B3_code", '''
+def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
+    d = x.shape[-1]
+    var, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)
+    r = torch.rsqrt(var + eps)
+    xhat = (x - mu) * r
+    g = gamma * grad_out
+    grad_x = r * (g - g.mean(-1, keepdim=True) - xhat * (g * xhat).mean(-1, keepdim=True))
+    return grad_x, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)
+
+
+_leaves = [t.requires_grad_(True) for t in (torch.randn(3, 5), torch.randn(5), torch.randn(5))]
+_g = torch.randn(3, 5)
+F.layer_norm(_leaves[0], (5,), _leaves[1], _leaves[2]).backward(_g)
+for _mine, _leaf in zip(layer_norm_backward(_g, _leaves[0].detach(), _leaves[1].detach()), _leaves):
+    assert torch.allclose(_mine, _leaf.grad, atol=1e-4)
+'''),
+]

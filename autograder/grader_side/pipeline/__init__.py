@@ -14,6 +14,7 @@ from autograder.grader_side.pipeline import (
     locate,
     program,
     read,
+    routes,
     score,
     tamper,
 )
@@ -27,6 +28,7 @@ STEPS = (
     tamper.run,     # compare test and given cells with the source; flag every change
     program.run,    # the code to run: the student's cells, given cells from the source, no tests
     execute.run,    # run it in a sandbox and apply every check from this process
+    routes.run,     # judge forbidden routes from the source: a route fails its question
     diagnose.run,   # name the misconception behind a lost point when the catalogue knows it
     score.run,      # points per question, feedback, status
 )

@@ -1,4 +1,4 @@
-"""Step 6: name the misconception behind a lost point, when the catalogue knows it.
+"""Step 7: name the misconception behind a lost point, when the catalogue knows it.
 
 Every check records what the submission replied. For a question that lost points, each
 catalogued wrong answer of that question is run on the same checks, once per batch (cached),
@@ -76,6 +76,7 @@ def run(sub, env):
     answered = {c.question for c in checks.all_checks() if c.id in sub.outcomes
                 and any(not _unanswered(r) for r in sub.outcomes[c.id].replies)}
     lost &= answered
+    lost -= set(sub.diagnoses)      # already named (a forbidden route, by pipeline/routes.py)
     if not lost:
         return
     with _matchers_lock:

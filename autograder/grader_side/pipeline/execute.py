@@ -57,14 +57,16 @@ def run_notebook(sub, env, notebook, todo, slot):
                     return
                 sub.load_errors.setdefault(notebook, [
                     f"cell {i} raised {r.get('error')}" for i, r in enumerate(session.load_report) if not r.get("ok")])
-            student = Student(_transport(session, ChildDied))
+            # What the child says it reached is evidence only: routes are judged by pipeline/routes.py.
+            student = Student(_transport(session, ChildDied), forbidden_fails=False)
             try:
                 check.run(student)
-                sub.outcomes[check.id] = Outcome(True, replies=student.replies)
+                sub.outcomes[check.id] = Outcome(True, "", student.replies, evidence=tuple(sorted(student.evidence)))
             except NeedsReview as exc:
-                sub.outcomes[check.id] = Outcome(False, str(exc), student.replies, review=exc.answer)
+                sub.outcomes[check.id] = Outcome(False, str(exc), student.replies, review=exc.answer,
+                                                 evidence=tuple(sorted(student.evidence)))
             except CheckFailed as exc:
-                sub.outcomes[check.id] = Outcome(False, str(exc), student.replies)
+                sub.outcomes[check.id] = Outcome(False, str(exc), student.replies, evidence=tuple(sorted(student.evidence)))
             except StudentCrashed as exc:
                 reason = f"your code stopped the grader's process: {exc}"
                 sub.flags.append(f"{notebook}: the process running the code died during {check.id}: {exc}")

@@ -1,4 +1,4 @@
-"""Step 7: points per question, feedback lines, status and reason: the result of one submission."""
+"""Step 8: points per question, feedback lines, status and reason: the result of one submission."""
 from autograder.grader_side import checks, contract
 from autograder.grader_side.results import (
     CheckResult,

@@ -27,6 +27,7 @@ class Outcome:
     message: str = ""
     replies: list = field(default_factory=list)
     review: str | None = None    # the student's answer, quoted, when a TA must decide (not passed until then)
+    evidence: tuple = ()    # forbidden builtins the child said the code reached (evidence only)
 
 
 @dataclass

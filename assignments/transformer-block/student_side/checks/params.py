@@ -13,13 +13,14 @@ def test_C4_worked_example(student):
         expect(got == (attention, mlp), f"for d={d} expected {attention} attention and {mlp} MLP weights, got {got}")
 
 
-def _expect_counts(student, config, want, label):
+def _expect_counts(student, config, want, label, show_expected=True):
     got = student.call("count_parameters", config)
     expect(isinstance(got, dict) and set(PARTS) <= set(got),
            f"count_parameters must return a dict with the keys {', '.join(PARTS)}")
     for part in PARTS:
         expect(type(got[part]) is int, f"count_parameters: {part} must be an int, got {type(got[part]).__name__}")
-        expect(got[part] == want[part], f"count_parameters for {label}: {part} should be {want[part]:,}, got {got[part]:,}")
+        shown = f"should be {want[part]:,}, got {got[part]:,}" if show_expected else "is wrong"   # hidden: no value
+        expect(got[part] == want[part], f"count_parameters for {label}: {part} {shown}")
 
 
 @check("B8", points=3, hidden=False,

@@ -1,0 +1,710 @@
+"""Which questions' code reaches a forbidden route, judged from the submitted source.
+
+Some questions ask students to write an operation torch already has: B1 layer norm, B2 RMSNorm,
+B3 the layer norm backward pass by its closed form, B6/B7 the blocks without
+``nn.TransformerEncoderLayer``. Whether a submission takes a route to the library's
+implementation is decided here, in the grader, from the notebook's cell sources, never from what
+the student's process says about itself (that is evidence only: ``pipeline/routes.py``).
+
+Both graders use it: ``course autograde`` through the pipeline step ``pipeline/routes.py`` on
+the code each notebook ran, nbgrader's autograde through ``judge_notebook`` on the notebook it
+graded (nbgrader runs the hidden tests in the student's kernel; the verdict is made in nbgrader's
+own process).
+
+``judge(sources)`` parses every cell (IPython syntax included) and, per question, finds the code
+the question's names reach: their final definitions, the global names those use (resolved to the
+statements that bind them at that point), every statement that patches such a name
+(``torch.var_mean = ...``, ``setattr(F, ...)``), code run from constant strings (``exec``,
+``%time``), and so on until nothing new is reached. In that code it looks for a route in any
+spelling: an attribute, import or alias of a forbidden name, a string naming it (folded from
+constants: ``getattr(F, "layer_" + "norm")``), a more general normalization that reduces to the
+asked one, torch's dispatch hooks switched off, the off-limits layer subclassed or its
+``forward`` borrowed, autograd where the closed form is asked. What it cannot resolve (an
+attribute name or code computed at run time, a module whose code it cannot see) makes the verdict
+``unsure`` with the reason, for a TA. Code no question reaches (a scratch cell comparing with
+``F.layer_norm``, the given demo cells) costs nothing.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import importlib
+import re
+import symtable
+import sys
+import warnings
+from dataclasses import dataclass, field
+
+# ---- the rules -------------------------------------------------------------------------------
+
+_LAYER_NORM = frozenset({"layer_norm", "native_layer_norm", "LayerNorm", "native_layer_norm_backward",
+                         "layer_norm_backward"})
+_RMS_NORM = frozenset({"rms_norm", "_fused_rms_norm", "RMSNorm", "_fused_rms_norm_backward"})
+# Normalizations that reduce to layer norm or RMSNorm with the right shapes: one group, one
+# instance, a batch norm over transposed rows, RMSNorm of centered rows, layer norm of [x, -x].
+_GENERAL_NORMS = frozenset({
+    "group_norm", "native_group_norm", "GroupNorm", "instance_norm", "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "batch_norm",
+    "native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
+    "_native_batch_norm_legit_functional", "_batch_norm_impl_index", "batch_norm_elemt", "batch_norm_stats",
+    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
+    "SyncBatchNorm"})
+_TRANSFORMER = frozenset({"TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+                          "TransformerDecoder", "Transformer", "_transformer_encoder_layer_fwd",
+                          "_transformer_decoder_only_layer_fwd"})
+_AUTOGRAD = frozenset({"autograd", "backward", "grad", "functorch", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+                       "hvp", "vhp", "jacobian", "grad_and_value", "linearize", "run_backward", "_make_grads"})
+# Switching torch's dispatch hooks off, or reaching into the check's tripwire.
+_DISPATCH = frozenset({
+    "DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl", "_DisableTorchDispatch",
+    "_disable_current_modes", "_set_torch_function_mode", "_pop_torch_function_stack",
+    "_push_on_torch_function_stack", "_len_torch_function_stack", "_get_function_stack_at",
+    "_is_torch_function_mode_enabled", "_set_torch_function_state", "_EnableTorchFunction", "_pop_mode",
+    "_push_mode", "_pop_mode_temporarily", "_unset_dispatch_mode", "_set_dispatch_mode", "_python_dispatch",
+    "no_dispatch", "_ExcludeDispatchKeyGuard", "_IncludeDispatchKeyGuard", "_ForceDispatchKeyGuard",
+    "_DisableFuncTorch", "_RestorePythonTLSSnapshot", "_Tripwire", "FORBIDDEN", "FORBIDDEN_MODULES"})
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What one question forbids: family -> the names that reach it."""
+    question: str
+    names: tuple[str, ...]                          # the contract's names whose code is judged
+    asked: str                                      # what the question asks for, for messages
+    families: dict
+    under_torch: dict = field(default_factory=dict)  # family -> names forbidden only under torch
+
+    def family(self, name: str, torch_root: bool) -> str | None:
+        for fam, members in self.families.items():
+            if name in members:
+                return fam
+        for fam, members in self.under_torch.items():
+            if torch_root and name in members:
+                return fam
+        return None
+
+
+RULES = {r.question: r for r in (
+    Rule("B1", ("layer_norm",), "layer norm written with basic tensor operations",
+         {"builtin": _LAYER_NORM, "general-norm": _GENERAL_NORMS | _RMS_NORM, "dispatch-off": _DISPATCH}),
+    Rule("B2", ("rms_norm",), "RMSNorm written with basic tensor operations",
+         {"builtin": _RMS_NORM, "general-norm": _GENERAL_NORMS | _LAYER_NORM, "dispatch-off": _DISPATCH}),
+    Rule("B3", ("layer_norm_backward",), "the closed-form gradients of layer norm, without autograd",
+         {"autograd": _AUTOGRAD, "dispatch-off": _DISPATCH}, {"autograd": frozenset({"func"})}),
+    Rule("B6", ("PreNormBlock",), "the pre-norm block written from its parts, without torch's transformer layers",
+         {"transformer-layer": _TRANSFORMER, "dispatch-off": _DISPATCH}),
+    Rule("B7", ("PostNormBlock",), "the post-norm block written from its parts, without torch's transformer layers",
+         {"transformer-layer": _TRANSFORMER, "dispatch-off": _DISPATCH}),
+)}
+
+# How a family reads in a message.
+REACHES = {
+    "builtin": "torch's own implementation of it",
+    "general-norm": "a more general torch normalization that reduces to it",
+    "dispatch-off": "torch with its dispatch hooks switched off (or the grader's tripwire)",
+    "transformer-layer": "torch's transformer layers",
+    "autograd": "autograd",
+}
+
+# Modules whose code needs no reading: the standard library, and what the course provides.
+_KNOWN_MODULES = set(sys.stdlib_module_names) | {"torch", "numpy", "matplotlib", "student_side", "IPython",
+                                                 "scipy", "einops", "tqdm"}
+# Modules that reach code or objects by name at run time.
+_DYNAMIC_MODULES = {"builtins", "ctypes", "gc", "importlib", "marshal", "pickle", "dill", "cloudpickle", "runpy",
+                    "code", "codeop", "pydoc"}
+_DYNAMIC_ATTRS = {"__globals__", "__builtins__", "__code__", "__closure__", "__subclasses__", "__dict__",
+                  "__getattribute__", "__getattr__", "modules", "f_globals", "f_locals", "f_back",
+                  "__import__", "import_module", "get_objects", "attrgetter", "methodcaller", "locate"}
+# Names a notebook kernel defines on its own.
+_IPYTHON_NAMES = {"display", "get_ipython", "In", "Out", "exit", "quit", "_", "__", "___"}
+# IPython magics that run their argument as code in the notebook's namespace.
+_CODE_MAGICS = {"time", "timeit", "prun", "capture", "debug", "pdb"}
+# IPython magics that change nothing the checks call.
+_INERT_MAGICS = {"matplotlib", "load_ext", "reload_ext", "autoreload", "aimport", "config", "pip", "conda", "env",
+                 "cd", "pwd", "ls", "who", "whos", "who_ls", "precision", "xmode", "history", "lsmagic",
+                 "system", "sx", "bash", "sh", "html", "HTML", "markdown", "latex", "javascript", "js", "svg",
+                 "writefile", "script", "pylab", "notebook", "mkdir", "cat", "echo", "clear", "page", "pinfo",
+                 "pinfo2", "psearch", "pdoc", "pdef", "psource", "pfile", "colors", "doctest_mode", "tb"}
+
+
+# ---- results ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str       # "route": the question loses its points; "unsure": a TA decides
+    family: str     # a key of REACHES, or "dynamic" (what the grader cannot resolve)
+    reason: str     # one line: what the code does
+    where: str      # "cell 12, line 3"
+    code: str       # the source text it is about (short)
+
+
+@dataclass
+class Verdict:
+    """One question's verdict: ``route`` (loses its points), ``unsure`` (for a TA) or ``clean``."""
+    question: str
+    findings: list = field(default_factory=list)
+
+    @property
+    def status(self) -> str:
+        kinds = {f.kind for f in self.findings}
+        return "route" if "route" in kinds else "unsure" if "unsure" in kinds else "clean"
+
+    @property
+    def first(self) -> Finding | None:
+        order = sorted(self.findings, key=lambda f: f.kind != self.status)
+        return order[0] if order else None
+
+    def message(self) -> str:
+        """For the student (a route) or the TA (unsure); empty when clean."""
+        f, rule = self.first, RULES[self.question]
+        if f is None:
+            return ""
+        names = ", ".join(f"`{n}`" for n in rule.names)
+        if f.kind == "route":
+            return (f"not scored: {names} reaches {REACHES[f.family]}: {f.code} ({f.where}); "
+                    f"{self.question} asks for {rule.asked}")
+        return (f"{self.question}: the grader could not rule out a forbidden route in {names}: {f.reason} "
+                f"({f.code}, {f.where}); check it by hand")
+
+
+# ---- parsing ---------------------------------------------------------------------------------
+
+@dataclass
+class _Stmt:
+    node: ast.stmt
+    cell: int
+    line: int                       # where the statement starts in its cell
+    spliced: bool = False           # run from a string: every node is reported at the host's line
+    binds: dict = field(default_factory=dict)   # name -> "bind" (replaces it) or "touch" (may bind or patch it)
+    now: set = field(default_factory=set)       # global names used when the statement runs
+    later: set = field(default_factory=set)     # global names used when its functions run
+    opaque: str = ""                # why it may bind any name at all ("" if it cannot)
+    star: str = ""                  # module of a star import
+
+
+def _parse(source: str) -> ast.Module | None:
+    """A cell as Python: as written, else after IPython's transforms, else with magics removed."""
+    for attempt in (lambda s: s, _ipython, _strip_magics):
+        try:
+            text = attempt(source)
+            return ast.parse(text) if text is not None else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+    return None
+
+
+def _ipython(source: str) -> str | None:
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return TransformerManager().transform_cell(source)
+
+
+def _strip_magics(source: str) -> str:
+    if source.lstrip().startswith("%%"):
+        return ""
+    return "".join(line[:len(line) - len(line.lstrip())] + "pass\n" if line.lstrip()[:1] in "%!?" and line.strip()
+                   else line for line in source.splitlines(True))
+
+
+def _magic(call: ast.Call) -> tuple[str, ast.AST | None] | None:
+    """(magic name, its code argument) of ``get_ipython().run_line_magic/run_cell_magic(...)``."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr in ("run_line_magic", "run_cell_magic") and call.args):
+        return None
+    name = _fold(call.args[0])
+    code = call.args[-1] if f.attr == "run_cell_magic" and len(call.args) == 3 else (
+        call.args[1] if len(call.args) > 1 else None)
+    return (name if isinstance(name, str) else "?"), code
+
+
+def _code_argument(call: ast.Call) -> tuple[bool, ast.AST | None]:
+    """(whether the call runs code, the expression holding that code)."""
+    if isinstance(call.func, ast.Name) and call.func.id in ("exec", "eval", "compile"):
+        return True, call.args[0] if call.args else None
+    magic = _magic(call)
+    if magic is not None:
+        name, code = magic
+        if name in _INERT_MAGICS:
+            return False, None
+        return True, code if name in _CODE_MAGICS else None
+    return False, None
+
+
+def _statements(sources: list[str]) -> list[_Stmt]:
+    """Every top-level statement in run order, with code run from constant strings spliced in."""
+    out: list[_Stmt] = []
+
+    def add(body, cell, host_line=None, depth=0):
+        for node in body:
+            line = host_line or getattr(node, "lineno", 1)
+            call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
+            runs, code = _code_argument(call) if call is not None else (False, None)
+            if runs and depth < 5:
+                text = _fold(code) if code is not None else None
+                parsed = _parse(text) if isinstance(text, str) else None
+                if parsed is not None:
+                    add(parsed.body, cell, line, depth + 1)
+                    continue
+            out.append(_Stmt(node, cell, line, host_line is not None))
+
+    for cell, source in enumerate(sources):
+        module = _parse(source)
+        if module is not None:
+            add(module.body, cell)
+    return out
+
+
+# ---- what each statement binds and uses ------------------------------------------------------
+
+def _root(node) -> str | None:
+    """The name at the root of ``a.b[c]``, ``vars(a)[k]``, ``getattr(a, k).b``."""
+    while True:
+        if isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
+            node = node.value
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.func, ast.Name) and \
+                node.func.id in ("vars", "getattr"):
+            node = node.args[0]
+        elif isinstance(node, ast.Name):
+            return node.id
+        else:
+            return None
+
+
+def _target_names(target, names: list):
+    if isinstance(target, ast.Name):
+        names.append(target.id)
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for t in target.elts:
+            _target_names(t, names)
+    elif isinstance(target, ast.Starred):
+        _target_names(target.value, names)
+
+
+def _analyse(stmt: _Stmt) -> None:
+    node = stmt.node
+    # Names it replaces outright (a plain top-level binding).
+    direct: list[str] = []
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        direct.append(node.name)
+    elif isinstance(node, ast.Assign):
+        for t in node.targets:
+            _target_names(t, direct)
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        _target_names(node.target, direct)
+    elif isinstance(node, ast.Import):
+        direct += [a.asname or a.name.split(".")[0] for a in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        direct += [a.asname or a.name for a in node.names if a.name != "*"]
+        if any(a.name == "*" for a in node.names):
+            stmt.star = node.module or "?"
+    elif isinstance(node, ast.Delete):
+        for t in node.targets:
+            _target_names(t, direct)
+    for name in direct:
+        stmt.binds[name] = "bind"
+    # Names it may bind or patch: nested bindings, attribute and item assignments, setattr.
+    try:
+        table = symtable.symtable(ast.unparse(node), "<cell>", "exec")
+    except (SyntaxError, ValueError, RecursionError):
+        stmt.opaque = "code the grader cannot read"
+        return
+    _uses(table, stmt, now=True)
+    for sym in table.get_symbols():
+        if (sym.is_assigned() or sym.is_imported()) and sym.get_name() not in stmt.binds:
+            stmt.binds[sym.get_name()] = "touch"
+    # Code inside a function runs only when called, in the function's own namespace.
+    functions = [fn for fn in ast.walk(node) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
+    in_function = {id(inner) for fn in functions
+                   for part in ([fn.body] if isinstance(fn, ast.Lambda) else fn.body) for inner in ast.walk(part)}
+    for sub in ast.walk(node):
+        targets = []
+        if isinstance(sub, (ast.Assign, ast.Delete)):
+            targets = sub.targets
+        elif isinstance(sub, (ast.AugAssign, ast.AnnAssign)):
+            targets = [sub.target]
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and \
+                sub.func.id in ("setattr", "delattr") and sub.args:
+            targets = [ast.Attribute(sub.args[0], "?")]
+        for t in targets:
+            if isinstance(t, (ast.Attribute, ast.Subscript)):
+                root = _root(t)
+                if root is not None and root not in stmt.binds:
+                    stmt.binds[root] = "touch"
+        if isinstance(sub, ast.Call):
+            runs, code = _code_argument(sub)
+            # exec(code, namespace) inside a function writes only to the namespace it is given.
+            own_namespace = id(sub) in in_function and len(sub.args) > 1 and not (
+                isinstance(sub.args[1], ast.Call) and isinstance(sub.args[1].func, ast.Name)
+                and sub.args[1].func.id == "globals")
+            if runs and (code is None or not isinstance(_fold(code), str)) and not own_namespace:
+                stmt.opaque = "runs code built at run time"
+            if isinstance(sub.func, ast.Name) and not sub.args and (
+                    sub.func.id == "globals" or sub.func.id in ("vars", "locals") and id(sub) not in in_function):
+                stmt.opaque = stmt.opaque or f"writes names through {sub.func.id}()"
+        if isinstance(sub, ast.Name) and sub.id in ("builtins", "__builtins__"):
+            stmt.opaque = stmt.opaque or "changes Python's builtins"
+        if isinstance(sub, ast.Call):
+            magic = _magic(sub)
+            if magic is not None and magic[0] not in _INERT_MAGICS | _CODE_MAGICS:
+                stmt.opaque = stmt.opaque or f"runs the IPython magic %{magic[0]}"
+
+
+def _uses(table, stmt: _Stmt, now: bool) -> None:
+    kind = table.get_type()
+    comprehension = kind == "function" and table.get_name() in ("listcomp", "setcomp", "dictcomp", "genexpr")
+    if kind == "function" and not comprehension:
+        now = False
+    into = stmt.now if now else stmt.later
+    for sym in table.get_symbols():
+        if kind == "function" and sym.is_declared_global() and sym.is_assigned():
+            stmt.binds.setdefault(sym.get_name(), "touch")
+        if not sym.is_referenced():
+            continue
+        if kind == "module" or sym.is_global() or (kind == "class" and not sym.is_local()):
+            into.add(sym.get_name())
+    for child in table.get_children():
+        _uses(child, stmt, now)
+
+
+# ---- reaching definitions --------------------------------------------------------------------
+
+class _Program:
+    def __init__(self, stmts: list[_Stmt]):
+        self.stmts = stmts
+        self.records: dict[str, list[tuple[int, str]]] = {}
+        self.opaque = [i for i, s in enumerate(stmts) if s.opaque]
+        self.stars = [(i, s.star) for i, s in enumerate(stmts) if s.star]
+        for i, s in enumerate(stmts):
+            for name, how in s.binds.items():
+                self.records.setdefault(name, []).append((i, how))
+        self.torch_names = {"torch", "functorch"} | {
+            name for s in stmts if isinstance(s.node, (ast.Import, ast.ImportFrom))
+            for name in s.binds if _torch_module(s.node, name)}
+
+    def defs(self, name: str, at: int | None = None) -> set[int]:
+        """Statements that may give ``name`` its value: at statement ``at``, or once every cell ran."""
+        records = self.records.get(name, [])
+        binds = [i for i, how in records if how == "bind"]
+        if at is None:
+            start, end = max(binds, default=-1), len(self.stmts)
+        else:
+            start = max((i for i in binds if i < at), default=-1)
+            end = min((i for i in binds if i >= at), default=len(self.stmts))
+        found = {i for i, _ in records if start <= i < end} | {i for i in self.opaque if start <= i < end}
+        if not records:
+            found |= {i for i, _ in self.stars if i < end}
+        return found
+
+    def reach(self, names) -> list[int]:
+        todo = [i for n in names for i in self.defs(n)]
+        seen: set[int] = set()
+        while todo:
+            i = todo.pop()
+            if i in seen:
+                continue
+            seen.add(i)
+            s = self.stmts[i]
+            todo += [j for n in s.now for j in self.defs(n, i)]
+            todo += [j for n in s.later for j in self.defs(n)]
+        return sorted(seen)
+
+
+def _torch_module(node, name) -> bool:
+    if isinstance(node, ast.Import):
+        return any((a.asname or a.name.split(".")[0]) == name and a.name.split(".")[0] in ("torch", "functorch")
+                   for a in node.names)
+    return (node.module or "").split(".")[0] in ("torch", "functorch")
+
+
+# ---- looking for routes ----------------------------------------------------------------------
+
+_IDENTIFIER_PATH = re.compile(r"^[A-Za-z_][\w.:]*$")
+_MAX_TEXT = 10_000
+# A format field with a width ("%9999s", "{:>9999}"): folding it could allocate without bound.
+_WIDE = re.compile(r"%[-+ #0]*\d|\{[^}]*:[^}]*\d")
+
+
+def _fold(node, depth: int = 0):
+    """The constant a small expression evaluates to (strings, numbers, bytes, lists), or None."""
+    if node is None or depth > 20:
+        return None
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, (str, bytes, int, float)) else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        value = _fold(node.operand, depth + 1)
+        return -value if isinstance(value, (int, float)) else None
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_fold(e, depth + 1) for e in node.elts]
+        return None if any(i is None for i in items) else items
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for v in node.values:
+            value = _fold(v.value if isinstance(v, ast.FormattedValue) else v, depth + 1)
+            if value is None or (isinstance(v, ast.FormattedValue) and v.format_spec is not None):
+                return None
+            parts.append(str(value))
+        return "".join(parts)
+    if isinstance(node, ast.BinOp):
+        left, right = _fold(node.left, depth + 1), _fold(node.right, depth + 1)
+        if left is None or right is None:
+            return None
+        try:
+            if isinstance(node.op, ast.Add):
+                return left + right
+            if isinstance(node.op, ast.Mult):
+                times, seq = (right, left) if isinstance(right, int) else (left, right)
+                if isinstance(times, int) and hasattr(seq, "__len__") and len(seq) * times <= _MAX_TEXT:
+                    return seq * times
+                return None
+            if isinstance(node.op, ast.Mod) and isinstance(left, str) and not _WIDE.search(left):
+                return left % (tuple(right) if isinstance(right, list) else right)
+        except Exception:
+            return None
+        return None
+    if isinstance(node, ast.Subscript):
+        value = _fold(node.value, depth + 1)
+        if isinstance(node.slice, ast.Slice):
+            parts = [_fold(p, depth + 1) if p is not None else None for p in
+                     (node.slice.lower, node.slice.upper, node.slice.step)]
+            try:
+                return value[slice(*parts)] if value is not None else None
+            except Exception:
+                return None
+        index = _fold(node.slice, depth + 1)
+        try:
+            return value[index] if value is not None and index is not None else None
+        except Exception:
+            return None
+    if isinstance(node, ast.Call) and not node.keywords:
+        args = [_fold(a, depth + 1) for a in node.args]
+        if any(a is None for a in args):
+            return None
+        if isinstance(node.func, ast.Name) and node.func.id in ("chr", "str", "bytes") and len(args) == 1:
+            try:
+                return {"chr": chr, "str": str, "bytes": lambda b: bytes(b)}[node.func.id](args[0])
+            except Exception:
+                return None
+        if isinstance(node.func, ast.Attribute):
+            value = _fold(node.func.value, depth + 1)
+            method = node.func.attr
+            if method == "format" and isinstance(value, str) and _WIDE.search(value):
+                return None
+            if isinstance(value, (str, bytes)) and method in ("join", "lower", "upper", "replace", "strip", "lstrip",
+                                                              "rstrip", "format", "decode", "encode", "title",
+                                                              "capitalize", "swapcase", "removeprefix",
+                                                              "removesuffix"):
+                try:
+                    return getattr(value, method)(*args)
+                except Exception:
+                    return None
+            if method == "fromhex" and isinstance(node.func.value, ast.Name) and node.func.value.id == "bytes":
+                try:
+                    return bytes.fromhex(*args)
+                except Exception:
+                    return None
+    return None
+
+
+# Modules whose star import the judge may look into (importing them has no side effect).
+_STAR_MODULES = {"math", "cmath", "random", "itertools", "functools", "operator", "collections", "typing", "numpy",
+                 "numpy.linalg"}
+
+
+def _star_gives(module: str, name: str) -> bool:
+    """Whether ``from module import *`` defines ``name``, for the modules in ``_STAR_MODULES``."""
+    if module not in _STAR_MODULES:
+        return False
+    try:
+        found = importlib.import_module(module)
+    except ImportError:
+        return False
+    exported = getattr(found, "__all__", None)
+    return name in exported if exported is not None else hasattr(found, name) and not name.startswith("_")
+
+
+def _words(text) -> list[str]:
+    """The identifiers a string could name: 'aten::native_layer_norm.default' -> [aten, native_layer_norm, default]."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode()
+        except UnicodeDecodeError:
+            return []
+    if not isinstance(text, str) or not _IDENTIFIER_PATH.match(text.strip()):
+        return []
+    return [w for w in re.split(r"[.:]+", text.strip()) if w]
+
+
+class _Scanner:
+    """Looks for one rule's routes in the statements a question reaches."""
+
+    def __init__(self, rule: Rule, program: _Program, labels):
+        self.rule, self.program, self.labels = rule, program, labels
+        self.findings: list[Finding] = []
+        self.inside_string = 0      # the line of the exec(...) whose code is being read, if any
+
+    def add(self, kind, family, reason, node, where):
+        try:
+            code = ast.unparse(node)
+        except Exception:
+            code = type(node).__name__
+        code = " ".join(code.split())
+        code = code if len(code) <= 70 else code[:67] + "..."
+        cell, line = where
+        self.findings.append(((cell, line), Finding(kind, family, reason, f"{self.labels(cell)}, line {line}", code)))
+
+    def stmt(self, i: int) -> None:
+        s = self.program.stmts[i]
+        if s.opaque:
+            self.add("unsure", "dynamic", f"{s.opaque}, which may redefine it", s.node, (s.cell, s.line))
+        docstrings = {id(n.value) for n in ast.walk(s.node) if isinstance(n, ast.Expr)
+                      and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+        self.walk(s.node, s, docstrings, 0)
+
+    def where(self, s: _Stmt, node) -> tuple[int, int]:
+        if s.spliced or self.inside_string:
+            return s.cell, self.inside_string or s.line
+        return s.cell, getattr(node, "lineno", s.line)
+
+    def walk(self, root, s: _Stmt, docstrings: set, depth: int) -> None:
+        for node in ast.walk(root):
+            self.visit(node, s, docstrings, depth)
+
+    def torch_root(self, node) -> bool:
+        root = _root(node)
+        return root in self.program.torch_names
+
+    def route(self, name, node, s, torch_root, reason=None):
+        family = self.rule.family(name, torch_root)
+        if family is not None:
+            self.add("route", family, reason or f"uses {name}", node, self.where(s, node))
+            return True
+        return False
+
+    def visit(self, node, s: _Stmt, docstrings: set, depth: int) -> None:
+        if isinstance(node, ast.Attribute):
+            self.route(node.attr, node, s, self.torch_root(node.value))
+            if node.attr in _DYNAMIC_ATTRS and (node.attr != "modules" or _root(node) == "sys"):
+                self.add("unsure", "dynamic", f"reaches objects through .{node.attr}", node, self.where(s, node))
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            if node.id not in self.program.records and self.program.stars and node.id in s.now | s.later \
+                    and not hasattr(builtins, node.id) and node.id not in _IPYTHON_NAMES:
+                torch_star = any(m.split(".")[0] in ("torch", "functorch") for _, m in self.program.stars)
+                known = any(_star_gives(m, node.id) for _, m in self.program.stars)
+                if not self.route(node.id, node, s, torch_star, f"uses {node.id} from a star import"):
+                    if not torch_star and not known:
+                        self.add("unsure", "dynamic", f"uses {node.id}, which only a star import can define",
+                                 node, self.where(s, node))
+            if node.id in ("builtins", "__builtins__"):
+                self.add("unsure", "dynamic", "changes or reads Python's builtins", node, self.where(s, node))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for module in modules:
+                words = module.split(".")
+                torch_root = words[0] in ("torch", "functorch")
+                for w in words:
+                    self.route(w, node, s, torch_root, f"imports {module}")
+                if words[0] not in _KNOWN_MODULES:
+                    self.add("unsure", "dynamic", f"imports {module}, whose code the grader cannot read", node,
+                             self.where(s, node))
+                elif words[0] in _DYNAMIC_MODULES:
+                    self.add("unsure", "dynamic", f"imports {module}, which reaches code by name at run time", node,
+                             self.where(s, node))
+            if isinstance(node, ast.ImportFrom):
+                torch_root = (node.module or "").split(".")[0] in ("torch", "functorch")
+                for a in node.names:
+                    self.route(a.name, node, s, torch_root, f"imports {a.name} from {node.module}")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
+            for w in _words(node.value):
+                if self.route(w, node, s, True, f"names {w} in a string"):
+                    break
+        elif isinstance(node, ast.Subscript):
+            key = _fold(node.slice)
+            if isinstance(key, (str, bytes)) and not isinstance(node.slice, ast.Constant):
+                for w in _words(key):
+                    if self.route(w, node, s, True, f"looks up {w} by a string"):
+                        break
+        elif isinstance(node, ast.Call):
+            self.call(node, s, docstrings, depth)
+
+    def call(self, node: ast.Call, s: _Stmt, docstrings, depth) -> None:
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        runs, code = _code_argument(node)
+        if runs:
+            text = _fold(code) if code is not None else None
+            parsed = _parse(text) if isinstance(text, (str,)) and depth < 5 else None
+            if parsed is None:
+                self.add("unsure", "dynamic", "runs code built at run time", node, self.where(s, node))
+            else:
+                outer, self.inside_string = self.inside_string, self.where(s, node)[1]
+                self.walk(parsed, s, set(), depth + 1)
+                self.inside_string = outer
+            return
+        if name in ("getattr", "setattr", "delattr", "hasattr", "__getattribute__", "__getattr__", "attrgetter",
+                    "methodcaller", "__import__", "import_module", "locate", "get_overloads"):
+            index = 1 if name in ("getattr", "setattr", "delattr", "hasattr") else 0
+            if len(node.args) > index:
+                key = _fold(node.args[index])
+                if isinstance(key, (str, bytes)):
+                    for w in _words(key):
+                        if self.route(w, node, s, True, f"looks up {w} by a string"):
+                            break
+                elif not (index == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls")):
+                    self.add("unsure", "dynamic", "looks up a name computed at run time", node, self.where(s, node))
+        elif name in ("globals", "locals", "vars") and isinstance(func, ast.Name):
+            self.add("unsure", "dynamic", f"reaches names through {name}()", node, self.where(s, node))
+
+
+# ---- the judge -------------------------------------------------------------------------------
+
+def judge(sources: list[str], questions=None, labels=None) -> dict[str, Verdict]:
+    """Per question with a rule (``RULES``), the verdict on the notebook whose code cells, in run
+    order, are ``sources``. ``labels(i)`` names cell ``i`` in messages (default "cell i+1").
+
+    Never raises for anything the sources contain; a question whose names no cell defines is clean
+    (its checks fail on their own).
+    """
+    labels = labels or (lambda i: f"cell {i + 1}")
+    stmts = _statements([s if isinstance(s, str) else "" for s in sources])
+    for s in stmts:
+        try:
+            _analyse(s)
+        except RecursionError:
+            s.opaque = "code nested too deeply to read"
+    program = _Program(stmts)
+    verdicts = {}
+    for qid in (questions or RULES):
+        rule = RULES[qid]
+        scanner = _Scanner(rule, program, labels)
+        for i in program.reach(rule.names):
+            try:
+                scanner.stmt(i)
+            except RecursionError:
+                scanner.add("unsure", "dynamic", "code nested too deeply to read", stmts[i].node,
+                            (stmts[i].cell, stmts[i].line))
+        verdicts[qid] = Verdict(qid, _unique(scanner.findings))
+    return verdicts
+
+
+def judge_notebook(notebook, questions=None) -> dict[str, Verdict]:
+    """``judge`` on a notebook (an nbformat node or its JSON as a dict): its code cells in order,
+    each named in messages by its ``grade_id`` when it has one."""
+    cells = [c for c in notebook.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
+    sources = [c.get("source", "") if isinstance(c.get("source"), str) else "".join(c.get("source") or [])
+               for c in cells]
+    ids = [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells]
+    return judge(sources, questions, lambda i: f"cell {ids[i][:40]}" if 0 <= i < len(ids) and isinstance(ids[i], str)
+                 else f"code cell {i + 1}")
+
+
+def _unique(findings):
+    seen, out = set(), []
+    for _, f in sorted(findings, key=lambda pair: pair[0]):
+        if (f.kind, f.family, f.where, f.code) not in seen:
+            seen.add((f.kind, f.family, f.where, f.code))
+            out.append(f)
+    return out

@@ -1,0 +1,43 @@
+"""Text that leaves the grader, made harmless where it lands.
+
+Student ids, messages and flags carry whatever a submission put in them (a folder name, an
+exception's text). Before they reach a spreadsheet or a TA's terminal:
+
+- ``for_csv``: control characters go as for the terminal (a TA may ``cat`` the file), and a cell a
+  spreadsheet would read as a formula (starting with ``= + - @``, a tab or a carriage return, or
+  with one of ``= + - @`` after spaces) gets a leading single quote;
+- ``for_terminal``: escape sequences (ANSI CSI, OSC, other ESC sequences), every other C0 and C1
+  control character and the Unicode controls that reorder text are removed; a line break
+  becomes a space, so one record stays one line.
+
+HTML is escaped by the pages' templates.
+"""
+from __future__ import annotations
+
+import re
+
+_ESCAPES = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"              # CSI: colours, cursor moves, erase line
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: window titles, hyperlinks
+    r"|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"       # DCS, SOS, PM, APC strings
+    r"|\x1b[ -/]*[0-~]?"                     # any other escape
+    r"|\x9b[0-?]*[ -/]*[@-~]"                # 8-bit CSI
+)
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def for_terminal(text) -> str:
+    """``text`` without escape sequences or control characters, on one line."""
+    text = _ESCAPES.sub("", str(text))
+    return _CONTROLS.sub(lambda m: " " if m.group() in "\n\r\t\v\f" else "", text)
+
+
+def for_csv(value):
+    """``value`` as a spreadsheet shows it, never as a formula; numbers and None pass unchanged."""
+    if not isinstance(value, str):
+        return value
+    text = for_terminal(value)
+    if value.startswith(_FORMULA) or text.lstrip().startswith(_FORMULA):
+        return "'" + text
+    return text

@@ -1,0 +1,196 @@
+"""No hidden check's failure message reveals a hidden input or an expected value.
+
+Every catalogued wrong answer runs through the hidden checks of its question in this process
+(the course's own code, like ``test_misconceptions_inprocess``), with the values each hidden check
+uses recorded as it runs: every number, config and tensor shape it sends to the student, and
+every value the hidden references return. A failure message may not contain any of them unless
+the released notebook or the check's own description already says it. The detector itself is
+tested on a check that does leak.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+from functools import lru_cache
+
+import nbformat
+import numpy as np
+import pytest
+import torch
+
+from autograder.grader_side import checks, contract
+from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.misconceptions import catalogue, edits
+from autograder.student_side.checks import Check, expect
+from autograder.student_side.student import CheckFailed, Student, in_process
+from autograder.tooling.sampleclass import trusted_namespace
+
+REFERENCES = [f"solutions.reference.{concept}" for concept in contract.CONCEPTS]
+NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)")
+TUPLE = re.compile(r"\((\d+(?:, \d+)*),?\)")
+
+
+def numbers(text: str) -> set[float]:
+    found = set()
+    for token in NUMBER.findall(text):
+        try:
+            found.add(float(token.replace(",", "")))
+        except ValueError:
+            pass
+    return found
+
+
+def shapes(text: str) -> set[tuple]:
+    return {tuple(int(i) for i in t.split(", ")) for t in TUPLE.findall(text)}
+
+
+class Secrets:
+    """What a hidden check computed from its hidden inputs and the references' outputs."""
+
+    def __init__(self):
+        self.numbers: set[float] = set()
+        self.shapes: set[tuple] = set()
+        self.texts: set[str] = set()
+
+    def add(self, value, depth=0):
+        if depth > 6 or value is None or isinstance(value, (bool, str)):
+            return
+        if isinstance(value, (int, float)):
+            self.numbers.add(float(value))
+        elif isinstance(value, (torch.Tensor, np.ndarray)):
+            if value.ndim:
+                self.shapes.add(tuple(value.shape))
+        elif isinstance(value, dict):
+            self.texts.add(str(value))
+            for v in value.values():
+                self.add(v, depth + 1)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                self.add(v, depth + 1)
+
+    def leaked(self, message: str, public_numbers: set, public_shapes: set) -> list:
+        """The secrets ``message`` shows (numbers below 10 are too common in prose to tell)."""
+        found = [x for x in numbers(message) if x in self.numbers and x not in public_numbers
+                 and (abs(x) >= 10 or x != int(x))]
+        found += [s for s in shapes(message) if s in self.shapes and s not in public_shapes]
+        found += [t for t in self.texts if t in message]
+        return found
+
+
+class Recording(Student):
+    """A Student that records every hidden input it sends (the weights of a module excepted)."""
+
+    def __init__(self, transport, secrets):
+        super().__init__(transport)
+        self.secrets = secrets
+
+    def _ask(self, header, fields, name):
+        for key in ("args", "kwargs"):
+            self.secrets.add(fields.get(key))
+        for forward in fields.get("forwards", []):
+            self.secrets.add([forward["args"], forward["kwargs"]])
+        return super()._ask(header, fields, name)
+
+
+@pytest.fixture(scope="module")
+def public():
+    """Numbers and shapes the released notebooks already show, per notebook."""
+    a = Assignment()
+    out = {}
+    for name in a.notebooks:
+        text = "\n".join(c.source for c in nbformat.read(a.release_dir / f"{name}.ipynb", as_version=4).cells)
+        out[name] = numbers(text), shapes(text)
+    return out
+
+
+@pytest.fixture
+def recorded(monkeypatch):
+    """Record every value the hidden references return; a fresh record per check."""
+    box = {"secrets": Secrets()}
+    for name in REFERENCES:
+        module = importlib.import_module(name)
+        for attr, fn in list(vars(module).items()):
+            if inspect.isfunction(fn) and fn.__module__ == module.__name__:
+                def wrapper(*args, __fn=fn, **kwargs):
+                    result = __fn(*args, **kwargs)
+                    box["secrets"].add(result)
+                    return result
+                monkeypatch.setattr(module, attr, wrapper)
+    return box
+
+
+def _clear_caches():
+    """Cached reference cases would skip the recording references: recompute them."""
+    for concept in contract.CONCEPTS:
+        module = importlib.import_module(f"autograder.grader_side.checks.{concept}")
+        for value in vars(module).values():
+            if hasattr(value, "cache_clear"):
+                value.cache_clear()
+
+
+def leaks(check: Check, ns: dict, box, public) -> tuple[str, list] | None:
+    """(message, what it leaks) when ``check`` fails on ``ns``, else None."""
+    _clear_caches()
+    box["secrets"] = secrets = Secrets()
+    try:
+        check.run(Recording(in_process(ns), secrets))
+    except CheckFailed as exc:
+        message = str(exc)
+    else:
+        return None
+    public_numbers, public_shapes = public[contract.QUESTIONS[check.question].notebook]
+    return message, secrets.leaked(message, public_numbers | numbers(check.says), public_shapes | shapes(check.says))
+
+
+@lru_cache(maxsize=None)
+def _namespace(entry_id):
+    a = Assignment()
+    entry = next(e for e in catalogue() if e.id == entry_id)
+    name = contract.QUESTIONS[entry.question].notebook
+    return trusted_namespace(a, name, edits(entry, {c.grade_id: c.source for c in a.cells(name)}[entry.cell]))
+
+
+HIDDEN_QUESTIONS = sorted({c.question for c in checks.all_checks() if c.hidden}, key=list(contract.QUESTIONS).index)
+
+
+@pytest.mark.parametrize("question", HIDDEN_QUESTIONS)
+def test_no_hidden_message_reveals_a_hidden_value(question, recorded, public):
+    import matplotlib.pyplot as plt
+
+    found, failures = [], 0
+    for entry in catalogue():
+        if entry.question != question:
+            continue
+        ns = _namespace(entry.id)
+        plt.close("all")
+        for c in checks.all_checks():
+            if c.question == question and c.hidden:
+                result = leaks(c, ns, recorded, public)
+                if result is not None:
+                    failures += 1
+                    if result[1]:
+                        found.append((entry.id, c.id, result[1], result[0]))
+    assert failures, f"no catalogued wrong answer fails a hidden check of {question}: nothing was tested"
+    assert not found, "\n".join(f"{e} / {c}: shows {what} in: {msg}" for e, c, what, msg in found[:10])
+
+
+def test_the_detector_sees_a_message_that_leaks(recorded, public):
+    """A hidden check that prints its config and the expected count is caught."""
+    from solutions.reference import params as ref
+
+    def leaky(student):
+        config = dict(ref.LLAMA2_7B, d_model=96, n_layers=3)
+        want = ref.count_parameters(config)
+        got = student.call("count_parameters", config)
+        expect(got == want, f"count_parameters({config}) should be {want['total']:,}")
+
+    def leaky_shape(student):
+        x = torch.randn(3, 7, 11)
+        expect(False, f"layer_norm on x of shape {tuple(x.shape)}: {student.call('layer_norm', x, torch.ones(11), torch.zeros(11)).shape}")
+
+    ns = {"count_parameters": lambda config: {"total": 0},
+          "layer_norm": lambda x, g, b, eps=1e-5: x}
+    for run in (leaky, leaky_shape):
+        message, found = leaks(Check(f"B8_{run.__name__}", "B8", 1, True, "a check that leaks", run), ns, recorded, public)
+        assert found, message

@@ -1,0 +1,106 @@
+"""What leaves the grader is harmless where it lands: hostile student ids and messages never become
+a spreadsheet formula in the CSV, nor escape sequences on the TA's terminal."""
+from __future__ import annotations
+
+import csv
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.grader_side.assignment import Assignment, solved
+from autograder.reports.escape import for_csv, for_terminal
+from autograder.reports.exports import write_csv
+from autograder.tooling.sampleclass import write_submission
+
+COURSE = Path(sys.executable).parent / "course"
+FORMULAS = ['=HYPERLINK("http://example.com","click")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)",
+            "\t=1+1", "\r=1+1", "  =1+1"]
+ESCAPES = ["\x1b[2J\x1b[Hwiped", "ok\x1b]0;a new title\x07", "red\x1b[31m text", "8-bit\x9b2J CSI", "back\x08\x08space",
+           "bell\x07", "nul\x00", "bidi\u202eevil", "line\nbreak", "osc8 \x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"]
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+@pytest.mark.parametrize("text", FORMULAS)
+def test_a_cell_a_spreadsheet_would_read_as_a_formula_gets_a_quote(text):
+    cell = for_csv(text)
+    assert cell.startswith("'") and cell[1:].strip() == text.strip() and not CONTROL.search(cell)
+
+
+@pytest.mark.parametrize("value", ["alice", "B1_code (-2): off", 92.0, 0, None, "", "a=b"])
+def test_other_cells_pass_unchanged(value):
+    assert for_csv(value) == value
+
+
+@pytest.mark.parametrize("text", ESCAPES)
+def test_terminal_text_has_no_escape_or_control_character(text):
+    clean = for_terminal(text)
+    assert not CONTROL.search(clean), repr(clean)
+    assert "\x1b" not in clean
+
+
+def test_terminal_text_keeps_what_is_printable():
+    assert for_terminal("\x1b[2J\x1b[Hwiped") == "wiped"
+    assert for_terminal("red\x1b[31m text\x1b[0m") == "red text"
+    assert for_terminal("line\nbreak") == "line break"
+    assert for_terminal("ok\x1b]0;a new title\x07!") == "ok!"
+
+
+def test_the_csv_writer_neutralises_every_text_cell(tmp_path):
+    student = {"score": 0.0, "max_score": 100.0, "status": "graded", "questions": {}, "needs_manual_grade": ["C8"],
+               "flags": ["=1+1 flag", "fine"], "reason": "@reason"}
+    results = {"students": {sid: dict(student) for sid in [*FORMULAS, "alice"]}}
+    write_csv(results, tmp_path / "grades.csv")
+    with open(tmp_path / "grades.csv", newline="") as f:
+        rows = list(csv.reader(f))
+    assert [row[0] for row in rows[1:]] == [for_csv(sid) for sid in FORMULAS] + ["alice"]
+    assert all(row[0].startswith("'") for row in rows[1:-1])
+    for row in rows[1:]:
+        assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row), row
+
+
+# ---- the real command line ----------------------------------------------------------------------
+
+RAISES = ("def layer_norm(x, gamma, beta, eps=1e-5):\n"
+          "    raise ValueError('\\x1b[2J\\x1b[H\\x1b]0;pwned\\x07erased your screen')\n")
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    a = Assignment()
+    root = tmp_path_factory.mktemp("hostile-ids")
+    b1 = solved(next(c.source for c in a.cells("build") if c.grade_id == "B1_code"))
+    ids = {'=HYPERLINK("https:example.com";"x")': {}, "\x1b[2J\x1b[Hstudent": {"B1_code": b1 + "\n\n" + RAISES}}
+    for sid, edits in ids.items():
+        write_submission(root / "submitted" / sid, a, edits=edits, nested=False)
+    return root, ids
+
+
+def test_course_autograde_writes_a_safe_csv_and_a_clean_summary(hostile):
+    root, ids = hostile
+    done = subprocess.run([str(COURSE), "autograde", "transformer-block", "--submissions", str(root / "submitted"),
+                           "--out", str(root / "results.json"), "--csv", str(root / "grades.csv"), "--workers", "2"],
+                          capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    stdout = done.stdout.decode()
+    assert not CONTROL.search(stdout.replace("\n", "")), repr(stdout)
+    assert "student" in stdout and "HYPERLINK" in stdout                  # the ids are shown, made harmless
+    assert b"\x1b[2J" not in done.stderr and b"\x1b]0;" not in done.stderr
+    with open(root / "grades.csv", newline="") as f:
+        rows = {row[0]: row for row in list(csv.reader(f))[1:]}
+    assert set(rows) == {'\'=HYPERLINK("https:example.com";"x")', "student"}
+    for row in rows.values():
+        assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row), row
+
+
+def test_course_grade_prints_a_hostile_message_without_its_escapes(hostile):
+    root, ids = hostile
+    folder = root / "submitted" / "\x1b[2J\x1b[Hstudent"
+    done = subprocess.run([str(COURSE), "grade", str(folder / "concepts.ipynb"), str(folder / "build.ipynb")],
+                          capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    stdout = done.stdout.decode()
+    assert "erased your screen" in stdout                                  # the message itself is kept
+    assert not CONTROL.search(stdout.replace("\n", "")), repr(stdout)
