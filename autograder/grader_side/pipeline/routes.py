@@ -39,7 +39,7 @@ def run(sub, env):
                 message = verdict.message()
                 for c in mine:
                     old = sub.outcomes[c.id]
-                    sub.outcomes[c.id] = Outcome(False, message, old.replies, old.evidence)
+                    sub.outcomes[c.id] = Outcome(False, message, old.replies, evidence=old.evidence)
                 f = verdict.first
                 sub.flags.append(f"{notebook}: {qid} not scored: {f.reason} ({f.code}, {f.where})")
                 entry = _catalogued(env, notebook, qid, f.family)
