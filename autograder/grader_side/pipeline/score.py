@@ -21,7 +21,7 @@ def run(sub, env):
         for c in by_question.get(qid, []):
             outcome = sub.outcomes[c.id]
             rows.append(CheckResult(c.id, float(c.points) if outcome.passed else 0.0, float(c.points), c.hidden,
-                                    outcome.passed, outcome.message))
+                                    outcome.passed, outcome.message, outcome.review))
         feedback = [f"{row.id} (-{row.max_score:g}): {row.message}" for row in rows if not row.passed]
         entry = sub.diagnoses.get(qid)
         mistake = Misconception(entry.id, entry.description, entry.hint) if entry else None

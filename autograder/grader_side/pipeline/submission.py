@@ -26,6 +26,7 @@ class Outcome:
     passed: bool
     message: str = ""
     replies: list = field(default_factory=list)
+    review: str | None = None       # the answer, quoted, when a TA must decide instead of the check
 
 
 @dataclass
