@@ -95,9 +95,8 @@ class Recorder:
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
-        stamp = _timestamp(folder, self.name)
-        if stamp:
-            shutil.copy(stamp, dest / "timestamp.txt")
+        for path in _bookkeeping(folder, self.name):
+            shutil.copy(path, dest / path.name)
         db_url, course_id = self.course.db_url, self.course.coursedir.course_id
         with Gradebook(db_url, course_id) as gb:
             gb.update_or_create_student(student)
@@ -124,12 +123,19 @@ class Recorder:
             nbformat.write(nb, dest / f"{notebook}.ipynb")
 
 
-def _timestamp(folder: Path, name: str) -> Path | None:
-    """nbgrader's timestamp.txt of a submission (written by `nbgrader collect` and `zip_collect`)."""
-    for path in (folder / "timestamp.txt", folder / name / "timestamp.txt"):
-        if path.is_file() and not path.is_symlink() and path.stat().st_size < 1000:
-            return path
-    return None
+# nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback
+# commands read back from autograded/.
+BOOKKEEPING = ("timestamp.txt", "submission_secret.txt")
+
+
+def _bookkeeping(folder: Path, name: str) -> list[Path]:
+    found = []
+    for base in (folder, folder / name):
+        for file in BOOKKEEPING:
+            path = base / file
+            if path.is_file() and not path.is_symlink() and path.stat().st_size < 1000:
+                found.append(path)
+    return found
 
 
 def _read(folder: Path, name: str, notebook: str):

@@ -157,3 +157,19 @@ def _sandbox(root: Path, timeout: float, hide):
             atexit.register(sandbox.__exit__, None, None, None)
             _shared["sandbox"] = sandbox
         return _shared["sandbox"]
+
+
+# ---- nbgrader's own way, for comparisons -------------------------------------------------------
+
+STOCK_CONFIG = """
+# Stock nbgrader for a comparison: hidden tests run inside the student's kernel.
+from autograder.grader_side.nbgrader_execute import STOCK  # noqa: E402
+c.Autograde.autograde_preprocessors = STOCK
+"""
+
+
+def use_stock_nbgrader(root: Path) -> None:
+    """Make ``nbgrader autograde`` in the (throwaway) course at ``root`` run nbgrader's own ``Execute``:
+    the student's kernel runs the hidden tests. Only for comparing the two (bench/, cross-checks)."""
+    with open(Path(root) / "nbgrader_config.py", "a") as f:
+        f.write(STOCK_CONFIG)
