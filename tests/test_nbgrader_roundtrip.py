@@ -20,8 +20,10 @@ pytestmark = pytest.mark.slow
 
 
 def as_student(folder, *args):
-    """An nbgrader command as a student: run in their own folder, with no course configuration."""
-    return api.nbgrader(*args, "--course=transformer-block", "--log-level=WARN", repo=folder)
+    """An nbgrader command as a student: run in their own folder, with no course configuration and
+    their own cache of what they submitted (nbgrader's default one is per unix user)."""
+    return api.nbgrader(*args, "--course=transformer-block", f"--Exchange.cache={folder / '.nbgrader-cache'}",
+                        "--log-level=WARN", repo=folder)
 
 
 @pytest.fixture(scope="module")

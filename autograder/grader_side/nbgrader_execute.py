@@ -18,6 +18,7 @@ One warm sandbox serves the whole nbgrader process: started for the first notebo
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from pathlib import Path
 
@@ -125,6 +126,9 @@ def _coursedir(pp) -> CourseDirectory:
 
 _lock = threading.Lock()
 _shared: dict = {}
+# The child's dedicated uid is 61000 + slot: one per process, away from `course autograde`'s 0..workers-1,
+# so two nbgrader runs side by side (or beside `course autograde`) rarely share one.
+SLOT = 1000 + os.getpid() % 3000
 
 
 def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, root: Path, timeout: float,
@@ -135,7 +139,8 @@ def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, r
     from autograder.grader_side.assignment import Assignment
     from autograder.grader_side.pipeline import execute
 
-    env = pipeline.Env(Assignment(assignment, root, (notebook,)), _sandbox(root, timeout, hide), 1)
+    env = pipeline.Env(Assignment(assignment, root, (notebook,)), _sandbox(root, timeout, hide), 0)
+    env.slots.put(SLOT)
     sub = pipeline.Submission(student, folder)
     for step in pipeline.STEPS[: pipeline.STEPS.index(execute.run) + 1]:
         step(sub, env)
