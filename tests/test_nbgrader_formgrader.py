@@ -2,6 +2,7 @@
 gradebook, a TA gives C8 a score through a real Jupyter server's formgrader API, `nbgrader export`
 adds it to the autograded points, a re-grade keeps it, and `nbgrader generate_feedback` pages show
 each check's result and no hidden test source."""
+import copy
 import csv
 import html
 import json
@@ -32,8 +33,8 @@ def graded(course, tmp_path_factory):
     a = Assignment(ASSIGNMENT, root)
     write_submission(root / "submitted" / "ref", a)
     write_submission(root / "submitted" / "blank", a, untouched=True)
-    api.autograde(ASSIGNMENT, root / "submitted", workers=2, repo=root, gradebook=True)
-    return root
+    results = api.autograde(ASSIGNMENT, root / "submitted", workers=2, repo=root, gradebook=True)
+    return root, results
 
 
 class Server:
@@ -108,7 +109,7 @@ def export(root: Path) -> dict[str, float]:
 
 
 def test_manual_c8_adds_to_the_autograded_total_and_survives_a_regrade(graded, tmp_path):
-    root = graded
+    root, _ = graded
     assert export(root) == {"ref": 100.0, "blank": 0.0}
     give_c8(root, tmp_path, {"ref": 3.0})
     assert export(root) == {"ref": 103.0, "blank": 0.0}
@@ -123,7 +124,7 @@ def page_text(path: Path) -> str:
 def test_feedback_pages_show_each_check_and_no_hidden_source(graded):
     from autograder.grader_side import checks
 
-    root = graded
+    root, _ = graded
     api.nbgrader("generate_feedback", ASSIGNMENT, "--force", "--log-level=WARN", repo=root)
     for name in ("concepts", "build"):
         ref = page_text(root / "feedback" / "ref" / ASSIGNMENT / f"{name}.html")
@@ -146,9 +147,8 @@ def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(grade
 
     from autograder.grader_side.gradebook import Course, Recorder
 
-    root = graded
-    results = api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root)
-    result = results["students"]["ref"]
+    root, results = graded
+    result = copy.deepcopy(results["students"]["ref"])
     (row,) = [r for r in result["questions"]["C3"]["checks"] if r["id"] == "C3_answer"]
     row["review"] = "'the feed-forward part, mostly' (neither accepted nor rejected)"
     Recorder(Course(root), ASSIGNMENT).record("ref-reviewed", result, root / "submitted" / "ref")
