@@ -22,8 +22,9 @@ from autograder.grader_side.results import StudentResult
 from autograder.reports.exports import gradescope, write_csv, write_json
 from autograder.tooling.release import make_course, nbgrader, release, scheduled
 
-__all__ = ["CourseError", "autograde", "compare_nbgrader", "course_root", "find_submissions", "grade", "gradescope",
-           "make_course", "nbgrader", "release", "scheduled", "write_csv", "write_json"]
+__all__ = ["CourseError", "autograde", "autograded_folder", "compare_nbgrader", "course_root", "find_submissions",
+           "grade", "gradescope", "make_course", "nbgrader", "record_gradebook", "release", "scheduled",
+           "submitted_folder", "write_csv", "write_json"]
 
 
 # ---- the course folder ---------------------------------------------------------------------------

@@ -113,8 +113,18 @@ def test_manual_c8_adds_to_the_autograded_total_and_survives_a_regrade(graded, t
     assert export(root) == {"ref": 100.0, "blank": 0.0}
     give_c8(root, tmp_path, {"ref": 3.0})
     assert export(root) == {"ref": 103.0, "blank": 0.0}
-    api.autograde(ASSIGNMENT, root / "submitted", workers=2, repo=root, gradebook=True)
+    # The TA's command, in the course folder: grades submitted/ into that folder's gradebook again.
+    done = subprocess.run([str(Path(sys.executable).parent / "course"), "autograde", ASSIGNMENT, "--workers=2",
+                           f"--out={tmp_path / 'results.json'}"], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
     assert export(root) == {"ref": 103.0, "blank": 0.0}
+
+
+def test_course_commands_work_on_the_course_folder_they_run_in(tmp_path):
+    done = subprocess.run([str(Path(sys.executable).parent / "course"), "autograde", ASSIGNMENT],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "no nbgrader_config.py" in done.stderr
 
 
 def page_text(path: Path) -> str:
