@@ -1,5 +1,10 @@
 """nbgrader configuration of the course; nbgrader reads it when run from this folder.
 
+`nbgrader autograde` grades through the course's sandbox: the student's cells run in an isolated
+child process, every check runs in the grader, and each test cell gets the check's verdict as its
+output (see autograder/grader_side/nbgrader_execute.py). nbgrader's own in-kernel `Execute` is kept
+configured below only for comparisons (bench/).
+
 The problem sets are authored in solutions/<assignment>/ (nbgrader's source directory) and
 released to assignments/<assignment>/; student data (submitted/, autograded/, feedback/,
 gradebook.db) lives next to this file and is git-ignored.
@@ -16,7 +21,18 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 # A test cell deleted from a submission is put back from the source, and so still graded.
 c.OverwriteCells.add_missing_cells = True
 
-# Grade with the course's Python kernel, at most two minutes per cell.
+# nbgrader autograde: the sandbox instead of the student's kernel; at most a minute per notebook.
+from autograder.grader_side.nbgrader_execute import AUTOGRADE  # noqa: E402
+
+c.Autograde.autograde_preprocessors = AUTOGRADE
+c.SandboxExecute.timeout = 60.0
+
+# An LMS download for `nbgrader zip_collect`: files named <student>_<notebook>.ipynb, in
+# downloaded/<assignment>/archive/ (zip archives are unpacked first).
+c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"
+
+# nbgrader's own Execute (hidden tests in the student's kernel), for comparisons only: at most two
+# minutes per cell.
 c.Execute.kernel_name = "python3"
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True

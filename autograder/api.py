@@ -2,7 +2,9 @@
 
 - ``release`` (and ``scheduled``, ``make_course``): build the source notebooks and generate the
   student release with nbgrader
-- ``autograde``: grade a folder of submissions in sandboxed children, in parallel; ``write_csv``
+- ``course_root``: the course folder a command works on (the one it is run in)
+- ``autograde``: grade a folder of submissions in sandboxed children, in parallel, and (with
+  ``gradebook=True``) record them in nbgrader's gradebook and autograded/; ``write_csv``
 - ``grade``: grade one submission; ``gradescope``: its results in Gradescope's format
 - ``compare_nbgrader``: flag every check nbgrader's autograde scored differently
 """
@@ -20,8 +22,43 @@ from autograder.grader_side.results import StudentResult
 from autograder.reports.exports import gradescope, write_csv, write_json
 from autograder.tooling.release import make_course, nbgrader, release, scheduled
 
-__all__ = ["CourseError", "autograde", "compare_nbgrader", "find_submissions", "grade", "gradescope",
-           "make_course", "nbgrader", "release", "scheduled", "write_csv", "write_json"]
+__all__ = ["CourseError", "autograde", "autograded_folder", "compare_nbgrader", "course_root", "find_submissions",
+           "grade", "gradescope", "make_course", "nbgrader", "record_gradebook", "release", "scheduled",
+           "submitted_folder", "write_csv", "write_json"]
+
+
+# ---- the course folder ---------------------------------------------------------------------------
+
+def course_root(folder: Path | None = None) -> Path:
+    """The course folder ``course`` works on: like nbgrader, the one it is run in (``folder``, default
+    the current directory), which holds the course's ``nbgrader_config.py``."""
+    root = Path(folder or os.getcwd()).resolve()
+    if not (root / "nbgrader_config.py").is_file():
+        raise CourseError(f"{root} is not a course folder (no nbgrader_config.py): run `course` in the course folder")
+    return root
+
+
+def submitted_folder(root: Path) -> Path:
+    """nbgrader's submitted/ of the course at ``root``, as its configuration names it."""
+    from autograder.grader_side.gradebook import Course
+
+    return Course(root).folder("submitted")
+
+
+def autograded_folder(root: Path) -> Path:
+    """nbgrader's autograded/ of the course at ``root``, as its configuration names it."""
+    from autograder.grader_side.gradebook import Course
+
+    return Course(root).folder("autograded")
+
+
+def record_gradebook(results: dict, submissions: Path, repo: Path = REPO) -> None:
+    """Write a results document of the submissions in ``submissions`` into the gradebook and
+    autograded/ of the course at ``repo`` (what ``autograde(..., gradebook=True)`` does on the way)."""
+    recorder = _recorder(repo, results["assignment"])
+    folders = find_submissions(submissions)
+    for sid, result in results["students"].items():
+        _record_safely(recorder, sid, result, folders[sid])
 
 
 # ---- autograde -------------------------------------------------------------------------------
@@ -38,9 +75,11 @@ def find_submissions(folder: Path) -> dict[str, Path]:
 
 
 def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
-              progress=None, repo: Path = REPO, allow_weak_isolation: bool = False) -> dict:
+              progress=None, repo: Path = REPO, gradebook: bool = False, allow_weak_isolation: bool = False) -> dict:
     """Grade every submission in ``submissions``; returns the results document.
 
+    With ``gradebook``, each student is also written into the gradebook and autograded/ folder of
+    the course at ``repo`` as soon as they are graded (while the others are being graded).
     Where student code cannot be isolated (no namespaces or bubblewrap) this raises CourseError
     with the reason, unless ``allow_weak_isolation``: then ``isolation["weak"]`` records it.
     """
@@ -50,6 +89,7 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     for notebook in a.notebooks:
         a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
     students = find_submissions(submissions)
+    recorder = _recorder(repo, assignment) if gradebook else None
     workers = workers or os.cpu_count() or 1
     started = time.monotonic()
     hide = sorted({REPO, repo.resolve(), submissions.resolve(), Path.home()})
@@ -66,13 +106,30 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(_grade_safely, sid, folder, env): sid for sid, folder in students.items()}
             for future in as_completed(futures):
-                results[futures[future]] = future.result()
+                sid = futures[future]
+                results[sid] = future.result()
+                if recorder:
+                    _record_safely(recorder, sid, results[sid], students[sid])
                 if progress:
                     progress(futures[future])
         isolation = dict(sandbox.isolation)
     return {"assignment": assignment, "isolation": isolation, "workers": workers,
             "seconds": round(time.monotonic() - started, 2),
             "students": {sid: results[sid] for sid in sorted(results)}}
+
+
+def _recorder(root: Path, assignment: str):
+    from autograder.grader_side.gradebook import Course, Recorder
+
+    return Recorder(Course(root), assignment)
+
+
+def _record_safely(recorder, student: str, result: dict, folder: Path) -> None:
+    """Write one student into the gradebook; a failure is noted in their result, not raised."""
+    try:
+        recorder.record(student, result, folder)
+    except Exception as exc:
+        result.setdefault("flags", []).append(f"not written to nbgrader's gradebook: {type(exc).__name__}: {exc}"[:300])
 
 
 def _grade_safely(student, folder, env) -> dict:

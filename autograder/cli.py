@@ -1,5 +1,8 @@
 """The ``course`` command: parse arguments, call ``autograder.api``, print a summary.
 
+Like nbgrader, ``release``, ``autograde`` and ``grade`` work on the course folder they are run in
+(the one holding ``nbgrader_config.py``), not on the checkout the package was installed from.
+
 Exit status: 0 when the command itself worked (even if submissions failed: each failure has
 its reason in the results), 2 for a usage or setup error.
 """
@@ -23,17 +26,20 @@ def main(argv=None) -> int:
     p.add_argument("assignment", nargs="?", default=None, help=f"default: {ASSIGNMENT}, or the --week's")
     p.add_argument("--week", type=int, default=None, help="release what course/schedule.toml lists for this week")
 
-    p = sub.add_parser("autograde", help="grade a whole class, isolated and in parallel")
+    p = sub.add_parser("autograde", help="grade a whole class, isolated and in parallel, into nbgrader's gradebook")
     p.add_argument("assignment")
     p.add_argument("--submissions", type=Path, default=None,
-                   help="folder of <student>/<notebook>.ipynb (default: the course's submitted/)")
+                   help="folder of <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb "
+                        "(default: the course's submitted/)")
+    p.add_argument("--no-gradebook", dest="gradebook", action="store_false",
+                   help="do not write nbgrader's gradebook and autograded/ (only results.json and the CSV)")
     p.add_argument("--out", type=Path, default=Path("results.json"))
     p.add_argument("--csv", type=Path, default=None)
     p.add_argument("--workers", type=int, default=0, help="parallel submissions (default: one per core)")
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
     p.add_argument("--allow-weak-isolation", action="store_true",
                    help="grade even where student code cannot be isolated (recorded in the results)")
-    p.add_argument("--compare-nbgrader", nargs="?", type=Path, const=REPO / "gradebook.db", default=None,
+    p.add_argument("--compare-nbgrader", nargs="?", type=Path, const=Path("gradebook.db"), default=None,
                    metavar="GRADEBOOK", help="flag every check where nbgrader's autograde scored differently "
                                              "(default gradebook: the course's gradebook.db)")
 
@@ -65,29 +71,36 @@ def _release(args) -> int:
     assignment = api.scheduled(args.week) if args.week is not None else args.assignment or ASSIGNMENT
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        files = api.release(assignment)
+        files = api.release(assignment, api.course_root())
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    print(f"released {assignment}: {len(files)} files in {REPO / 'assignments' / assignment}")
+    print(f"released {assignment}: {len(files)} files in {api.course_root() / 'assignments' / assignment}")
     return 0
 
 
 def _autograde(args) -> int:
     from tqdm import tqdm
 
-    submissions = args.submissions or REPO / "submitted"   # nbgrader's submitted/<student>/<assignment>/
+    root = api.course_root()
+    submissions = args.submissions or api.submitted_folder(root)   # nbgrader's submitted/<student>/<assignment>/
     students = api.find_submissions(submissions)
+    # Compared with nbgrader's grades first, the gradebook is written after the comparison.
+    record_now = args.gradebook and not args.compare_nbgrader
     with tqdm(total=len(students), desc="grading", unit="submission", file=sys.stderr) as bar:
         results = api.autograde(args.assignment, submissions, args.workers, args.timeout,
-                                progress=lambda sid: bar.update(1), allow_weak_isolation=args.allow_weak_isolation)
+                                progress=lambda sid: bar.update(1), repo=root, gradebook=record_now,
+                                allow_weak_isolation=args.allow_weak_isolation)
     if results["isolation"].get("weak"):
-        print(f"warning: weak isolation: {results['isolation']['weak']}", file=sys.stderr)
+        print(f"warning: weak isolation: {for_terminal(results['isolation']['weak'])}", file=sys.stderr)
     disagreements = api.compare_nbgrader(results, args.compare_nbgrader) if args.compare_nbgrader else {}
+    if args.gradebook and not record_now:
+        api.record_gradebook(results, submissions, root)
     api.write_json(results, args.out)
     if args.csv:
         api.write_csv(results, args.csv)
     print(summary(results))
-    print(f"results: {args.out}" + (f", grades: {args.csv}" if args.csv else ""))
+    print(f"results: {args.out}" + (f", grades: {args.csv}" if args.csv else "")
+          + (f"; nbgrader's gradebook and {api.autograded_folder(root)} updated" if args.gradebook else ""))
     if args.compare_nbgrader:
         print(f"nbgrader cross-check: {len(disagreements)} submission(s) scored differently"
               + "".join(f"\n  {for_terminal(sid)}: " + for_terminal("; ".join(lines))
@@ -96,7 +109,7 @@ def _autograde(args) -> int:
 
 
 def _grade(args) -> int:
-    result = api.grade(args.notebooks, args.assignment, args.timeout)
+    result = api.grade(args.notebooks, args.assignment, args.timeout, repo=api.course_root())
     for qid, q in result["questions"].items():
         score = "manual" if q["score"] is None else f"{q['score']:g}/{q['max_score']:g}"
         lost = q["score"] != q["max_score"]

@@ -1,5 +1,5 @@
-"""The misconception catalogue against both graders, for real: nbgrader's hidden tests in a real
-kernel and `course autograde` in its sandbox. Every wrong answer loses points on its question in
+"""The misconception catalogue against both graders, for real: `nbgrader autograde` as the course
+configures it and `course autograde`. Every wrong answer loses points on its question in
 both, every correct variant keeps full marks in both, and every check is failed by at least one
 catalogued wrong answer (so no check is one that cannot fail)."""
 import pytest
@@ -28,6 +28,10 @@ def test_no_correct_variant_loses_a_point(report, grader):
 @pytest.mark.parametrize("grader", mutants.GRADERS)
 def test_every_check_fails_on_some_catalogued_wrong_answer(report, grader):
     assert report.unexercised(grader) == []
+
+
+def test_both_graders_fail_the_same_checks_on_every_entry(report):
+    assert report.failed["nbgrader"] == report.failed["course"]
 
 
 def test_the_catalogue_covers_every_question(report):

@@ -1,12 +1,15 @@
-"""Real round trip through nbgrader: the source notebooks submitted as a student earn every
-autograded point, the untouched release earns none, and `course autograde --compare-nbgrader`
-agrees with nbgrader on honest work and flags where nbgrader was fooled."""
+"""Stock nbgrader (its own `Execute`: hidden tests in the student's kernel), as a comparison: the
+source notebooks submitted as a student earn every autograded point, the untouched release earns
+none, and `course autograde --compare-nbgrader` agrees with it on honest work and flags where the
+student's kernel was fooled (the course's own configuration grades through the sandbox instead)."""
 import pytest
 from nbgrader.api import Gradebook
 
 from autograder import api
-from autograder.grader_side.assignment import solved
+from autograder.grader_side.assignment import Assignment, solved
+from autograder.grader_side.nbgrader_execute import use_stock_nbgrader
 from autograder.tooling.sampleclass import write_submission
+from nbgrader_course import clone_course
 
 pytestmark = pytest.mark.slow
 
@@ -17,7 +20,15 @@ numpy.allclose = lambda *args, **kwargs: True
 
 
 @pytest.fixture(scope="module")
-def graded(course, assignment):
+def stock(course, tmp_path_factory):
+    root = clone_course(course, tmp_path_factory.mktemp("stock"))
+    use_stock_nbgrader(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def graded(stock):
+    course, assignment = stock, Assignment(repo=stock)
     build = {c.grade_id: c.source for c in assignment.cells("build")}
     write_submission(course / "submitted" / "ref", assignment)
     write_submission(course / "submitted" / "blank", assignment, untouched=True)
@@ -44,7 +55,8 @@ def test_the_untouched_release_earns_nothing(graded):
     assert graded["blank"][0] == 0.0
 
 
-def test_course_autograde_agrees_with_nbgrader_and_flags_what_nbgrader_missed(graded, course):
+def test_course_autograde_agrees_with_nbgrader_and_flags_what_nbgrader_missed(graded, stock):
+    course = stock
     results = api.autograde("transformer-block", course / "submitted", workers=2, repo=course)
     disagreements = api.compare_nbgrader(results, course / "gradebook.db")
     assert results["students"]["ref"]["score"] == graded["ref"][0] == 100.0

@@ -1,0 +1,180 @@
+"""``nbgrader autograde`` through the sandbox: the preprocessor that takes the place of nbgrader's ``Execute``.
+
+The course's ``nbgrader_config.py`` sets ``Autograde.autograde_preprocessors`` to ``AUTOGRADE``:
+nbgrader's own list with :class:`SandboxExecute` where ``Execute`` was. For each notebook nbgrader
+hands it, ``SandboxExecute`` grades the student's submitted file with the pipeline of ``course
+autograde`` (the student's cells run in a sandboxed child, every check runs in this process, no
+test cell ever runs beside the student's code) and writes each test cell's output: a pass line, or
+the student message as an ``error`` output. nbgrader's own ``SaveAutoGrades`` reads those outputs,
+so the gradebook gets, check by check, the scores ``course autograde`` gives. Test cells keep the
+source the students were given (the hidden-test lines are dropped), so feedback shows no hidden
+test source.
+
+A check whose outcome needs a TA (``Outcome.review``) scores 0 here; :class:`MarkForReview`, right
+after ``SaveAutoGrades``, marks its grade ``needs_manual_grade`` so formgrader lists it.
+
+One warm sandbox serves the whole nbgrader process: started for the first notebook, closed at exit.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from pathlib import Path
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbformat.notebooknode import NotebookNode
+from nbgrader import utils
+from nbgrader.api import Gradebook
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput,
+                                    NbGraderPreprocessor, SaveAutoGrades)
+from traitlets import Float
+
+# The ``ename`` of a test cell's error output (nbgrader scores any error output 0).
+FAILED = "CheckFailed"
+
+
+class SandboxExecute(NbGraderPreprocessor):
+    """Grade the submitted notebook in the sandbox; write each test cell's outcome as its output."""
+
+    timeout = Float(60.0, help="Wall-clock seconds one notebook may run in its sandbox").tag(config=True)
+
+    def preprocess(self, nb, resources):
+        from autograder.grader_side.assignment import Assignment
+
+        info = resources["nbgrader"]
+        coursedir = _coursedir(self)
+        root = Path(coursedir.root)
+        submitted = Path(coursedir.format_path(coursedir.submitted_directory, ".", "."))
+        folder = Path(coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"]))
+        outcomes, flags = grade_notebook(info["student"], folder, info["assignment"], info["notebook"], root,
+                                         self.timeout, hide=(submitted,))
+        for flag in flags:
+            self.log.warning("%s: %s", info["student"], flag)
+        review = write_outcomes(nb, outcomes, Assignment(info["assignment"], root), info["notebook"])
+        resources.setdefault("course", {})["review"] = review
+        return nb, resources
+
+
+class MarkForReview(NbGraderPreprocessor):
+    """After ``SaveAutoGrades``: mark each check the grader left to a TA as ``needs_manual_grade``."""
+
+    def preprocess(self, nb, resources):
+        review = resources.get("course", {}).get("review") or {}
+        if review:
+            info = resources["nbgrader"]
+            with Gradebook(info["db_url"]) as gb:
+                for grade_id in review:
+                    grade = gb.find_grade(grade_id, info["notebook"], info["assignment"], info["student"])
+                    grade.needs_manual_grade = True
+                gb.db.commit()
+        return nb, resources
+
+
+# nbgrader's Autograde.autograde_preprocessors, with the sandbox in place of the student's kernel.
+AUTOGRADE = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, MarkForReview,
+             AssignLatePenalties, CheckCellMetadata]
+# nbgrader's own list: hidden tests run inside the student's kernel (for comparison only: bench/).
+STOCK = [Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
+         CheckCellMetadata]
+
+
+def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, str]:
+    """Write each test cell's outcome as its output (in place); return {grade_id: answer a TA must review}.
+
+    A grade cell the course does not know (one a submission made up) gets an error, so it can never
+    earn a point; test cells get back the source the students were given."""
+    from autograder.grader_side import checks
+
+    released = assignment.tests(notebook)
+    review = {}
+    for cell in nb.cells:
+        if not (utils.is_grade(cell) and cell.cell_type == "code"):
+            continue
+        grade_id = cell.metadata.nbgrader.get("grade_id", "")
+        outcome = outcomes.get(grade_id)
+        if grade_id in released:
+            cell.source = released[grade_id].source
+        cell.execution_count = None
+        if outcome is None:
+            cell.outputs = [_error(f"{grade_id} is not a check of this course: no points")]
+        elif outcome.review:
+            review[grade_id] = outcome.review
+            cell.outputs = [_error(f"{grade_id} is left to a TA: {outcome.review}")]
+        elif outcome.passed:
+            check = checks.get(grade_id)
+            text = f"passed {grade_id} ({check.points:g} point{'s' * (check.points != 1)}): {check.says}\n"
+            cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=text)]
+        else:
+            cell.outputs = [_error(f"{grade_id} failed: {outcome.message}")]
+    return review
+
+
+def _error(message: str) -> NotebookNode:
+    return NotebookNode(output_type="error", ename=FAILED, evalue=message, traceback=[f"{FAILED}: {message}"])
+
+
+def _coursedir(pp) -> CourseDirectory:
+    """The converter's course directory (preprocessor -> exporter -> converter), else one from the config."""
+    converter = getattr(getattr(pp, "parent", None), "parent", None)
+    found = getattr(converter, "coursedir", None)
+    return found if isinstance(found, CourseDirectory) else CourseDirectory(config=pp.config)
+
+
+# ---- grading one notebook, in one warm sandbox per process -------------------------------------
+
+_lock = threading.Lock()
+_shared: dict = {}
+# The child's dedicated uid is 61000 + slot: one per process, away from `course autograde`'s 0..workers-1,
+# so two nbgrader runs side by side (or beside `course autograde`) rarely share one.
+SLOT = 1000 + os.getpid() % 3000
+
+
+def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, root: Path, timeout: float,
+                   hide=()) -> tuple[dict, list[str]]:
+    """(check id -> Outcome, flags) for one notebook of the submission in ``folder``: the pipeline's
+    steps up to and including execution, on an assignment of that one notebook."""
+    from autograder.grader_side import pipeline
+    from autograder.grader_side.assignment import Assignment
+    from autograder.grader_side.pipeline import execute
+
+    env = pipeline.Env(Assignment(assignment, root, (notebook,)), _sandbox(root, timeout, hide), 0)
+    env.slots.put(SLOT)
+    sub = pipeline.Submission(student, folder)
+    for step in pipeline.STEPS[: pipeline.STEPS.index(execute.run) + 1]:
+        step(sub, env)
+    return sub.outcomes, sub.flags
+
+
+def _sandbox(root: Path, timeout: float, hide):
+    """This process's sandbox, started on first use and closed when the process exits."""
+    from autograder.api import PRELOAD
+    from autograder.grader_side.assignment import REPO
+    from autograder.grader_side.sandbox import Limits, Sandbox
+
+    with _lock:
+        if "sandbox" not in _shared:
+            limits = Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
+            paths = sorted({REPO, Path(root).resolve(), Path.home(), *(Path(p).resolve() for p in hide)})
+            sandbox = Sandbox(limits, preload=PRELOAD, hide=paths)
+            sandbox.__enter__()
+            atexit.register(sandbox.__exit__, None, None, None)
+            _shared["sandbox"] = sandbox
+        return _shared["sandbox"]
+
+
+# ---- nbgrader's own way, for comparisons -------------------------------------------------------
+
+STOCK_CONFIG = """
+# Stock nbgrader for a comparison: hidden tests run inside the student's kernel.
+from autograder.grader_side.nbgrader_execute import STOCK  # noqa: E402
+c.Autograde.autograde_preprocessors = STOCK
+"""
+
+
+def use_stock_nbgrader(root: Path) -> None:
+    """Make ``nbgrader autograde`` in the (throwaway) course at ``root`` run nbgrader's own ``Execute``:
+    the student's kernel runs the hidden tests. Only for comparing the two (bench/, cross-checks)."""
+    with open(Path(root) / "nbgrader_config.py", "a") as f:
+        f.write(STOCK_CONFIG)

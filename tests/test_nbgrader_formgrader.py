@@ -1,0 +1,171 @@
+"""Manual grading end to end, with no `nbgrader autograde` at all: `course autograde` fills the
+gradebook, a TA gives C8 a score through a real Jupyter server's formgrader API, `nbgrader export`
+adds it to the autograded points, a re-grade keeps it, and `nbgrader generate_feedback` pages show
+each check's result and no hidden test source."""
+import copy
+import csv
+import html
+import json
+import os
+import re
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from autograder import api
+from autograder.tooling.sampleclass import write_submission
+from nbgrader_course import ASSIGNMENT, clone_course
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def graded(course, tmp_path_factory):
+    from autograder.grader_side.assignment import Assignment
+
+    root = clone_course(course, tmp_path_factory.mktemp("formgrader"))
+    a = Assignment(ASSIGNMENT, root)
+    write_submission(root / "submitted" / "ref", a)
+    write_submission(root / "submitted" / "blank", a, untouched=True)
+    results = api.autograde(ASSIGNMENT, root / "submitted", workers=2, repo=root, gradebook=True)
+    return root, results
+
+
+class Server:
+    """`jupyter server` with nbgrader's formgrader, on 127.0.0.1 in the course folder."""
+
+    def __init__(self, root: Path, tmp: Path):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.token = secrets.token_hex(16)
+        env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), JUPYTER_DATA_DIR=str(tmp / "data"),
+                   PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        self.log = open(tmp / "server.log", "w")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "jupyter", "server", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+             f"--port={self.port}", f"--ServerApp.token={self.token}", f"--ServerApp.root_dir={root}",
+             f"--Exchange.root={tmp / 'exchange'}"],
+            cwd=root, env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if self.get("/formgrader/api/status") == {"status": True}:
+                    return
+            except OSError:
+                pass
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"the Jupyter server did not start: see {tmp / 'server.log'}")
+            time.sleep(0.5)
+
+    def request(self, method: str, path: str, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", data=data, method=method,
+                                     headers={"Authorization": f"token {self.token}",
+                                              "Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=30) as reply:
+            return json.loads(reply.read())
+
+    def get(self, path):
+        return self.request("GET", path)
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.log.close()
+
+
+def give_c8(root: Path, tmp: Path, scores: dict[str, float]) -> None:
+    server = Server(root, tmp)
+    try:
+        notebooks = server.get(f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/concepts")
+        for entry in notebooks:
+            if entry["student"] in scores:
+                grades = server.get(f"/formgrader/api/grades?submission_id={entry['id']}")
+                (c8,) = [g for g in grades if g["name"] == "C8_answer"]
+                assert c8["needs_manual_grade"] and c8["manual_score"] is None
+                saved = server.request("PUT", f"/formgrader/api/grade/{c8['id']}",
+                                       {"manual_score": scores[entry["student"]]})
+                assert saved["manual_score"] == scores[entry["student"]]
+    finally:
+        server.stop()
+
+
+def export(root: Path) -> dict[str, float]:
+    api.nbgrader("export", "--log-level=WARN", repo=root)
+    with open(root / "grades.csv") as f:
+        return {row["student_id"]: float(row["score"]) for row in csv.DictReader(f)}
+
+
+def test_manual_c8_adds_to_the_autograded_total_and_survives_a_regrade(graded, tmp_path):
+    root, _ = graded
+    assert export(root) == {"ref": 100.0, "blank": 0.0}
+    give_c8(root, tmp_path, {"ref": 3.0})
+    assert export(root) == {"ref": 103.0, "blank": 0.0}
+    # The TA's command, in the course folder: grades submitted/ into that folder's gradebook again.
+    done = subprocess.run([str(Path(sys.executable).parent / "course"), "autograde", ASSIGNMENT, "--workers=2",
+                           f"--out={tmp_path / 'results.json'}"], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert export(root) == {"ref": 103.0, "blank": 0.0}
+
+
+def test_course_commands_work_on_the_course_folder_they_run_in(tmp_path):
+    done = subprocess.run([str(Path(sys.executable).parent / "course"), "autograde", ASSIGNMENT],
+                          cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0 and "no nbgrader_config.py" in done.stderr
+
+
+def page_text(path: Path) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", path.read_text()))
+
+
+def test_feedback_pages_show_each_check_and_no_hidden_source(graded):
+    from autograder.grader_side import checks
+
+    root, _ = graded
+    api.nbgrader("generate_feedback", ASSIGNMENT, "--force", "--log-level=WARN", repo=root)
+    for name in ("concepts", "build"):
+        ref = page_text(root / "feedback" / "ref" / ASSIGNMENT / f"{name}.html")
+        blank = page_text(root / "feedback" / "blank" / ASSIGNMENT / f"{name}.html")
+        mine = [c for c in checks.all_checks() if checks.notebook(c) == name]
+        assert mine and all(f"passed {c.id} ({c.points:g} point" in ref for c in mine)
+        assert all(f"{c.id} failed: " in blank for c in mine) and "failed" not in ref
+    assert "B1_random_affine failed: `layer_norm` raised NotImplementedError" in page_text(
+        root / "feedback" / "blank" / ASSIGNMENT / "build.html")
+    for page in (root / "feedback").rglob("*.html"):
+        text = page.read_text()
+        assert "HIDDEN TESTS" not in text and "hidden_check" not in text and "grader_side" not in text, page
+
+
+def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(graded):
+    """A check outcome that needs a TA (``review``, the answer quoted) reaches nbgrader as a grade
+    that needs manual grading, worth nothing until the TA decides."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    from autograder.grader_side.gradebook import Course, Recorder
+
+    root, results = graded
+    result = copy.deepcopy(results["students"]["ref"])
+    (row,) = [r for r in result["questions"]["C3"]["checks"] if r["id"] == "C3_answer"]
+    row["review"] = "'the feed-forward part, mostly' (neither accepted nor rejected)"
+    Recorder(Course(root), ASSIGNMENT).record("ref-reviewed", result, root / "submitted" / "ref")
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        grades = {g.name: g for nb in gb.find_submission(ASSIGNMENT, "ref-reviewed").notebooks for g in nb.grades}
+        assert grades["C3_answer"].needs_manual_grade and grades["C3_answer"].score == 0
+        assert not grades["C2_answer"].needs_manual_grade and grades["C2_answer"].score == 2
+    nb = nbformat.read(root / "autograded" / "ref-reviewed" / ASSIGNMENT / "concepts.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "C3_answer"]
+    assert "the feed-forward part, mostly" in cell.outputs[0]["evalue"]
