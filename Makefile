@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast browser release bench figures clean
+.PHONY: demo test test-fast browser postgresql release bench figures clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,11 +14,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/course demo
 
-test: $(STAMP) browser
+test: $(STAMP) browser postgresql
 	$(BIN)/python -m pytest
 
 # The quick loop while working: everything but the suites marked slow.
-test-fast: $(STAMP) browser
+test-fast: $(STAMP) browser postgresql
 	$(BIN)/python -m pytest -m "not slow"
 
 # The page tests render feedback and the report in Debian's headless Chromium.
@@ -26,6 +26,14 @@ browser:
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 	  echo "chromium is missing and cannot be installed here: the browser tests will be skipped"
+
+# The gradebook tests start a PostgreSQL server (Debian's package: initdb and pg_ctl, run by the test
+# as an unprivileged user in a temporary folder).
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
+	  echo "postgresql is missing and cannot be installed here: the PostgreSQL tests will be skipped"
 
 release: $(STAMP)
 	$(BIN)/course release transformer-block

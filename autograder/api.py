@@ -26,6 +26,7 @@ __all__ = ["CourseError", "autograde", "compare_nbgrader", "find_submissions", "
 
 # ---- autograde -------------------------------------------------------------------------------
 
+# Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
 PRELOAD = ("numpy", "torch", "matplotlib.pyplot")
 
 
@@ -38,25 +39,35 @@ def find_submissions(folder: Path) -> dict[str, Path]:
 
 
 def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
-              progress=None, repo: Path = REPO) -> dict:
-    """Grade every submission in ``submissions``; returns the results document."""
-    from autograder.grader_side.sandbox import Limits, Sandbox
+              progress=None, repo: Path = REPO, scheduler: str | None = None) -> dict:
+    """Grade every submission in ``submissions``; returns the results document.
+
+    With ``scheduler`` (``tcp://HOST:PORT``) each submission is a task on that dask.distributed
+    cluster (``grader_side.cluster``); ``workers`` is then the cluster's business.
+    """
+    import torch
+
+    from autograder.grader_side.sandbox import Sandbox
 
     a = Assignment(assignment, repo)
     for notebook in a.notebooks:
         a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
     students = find_submissions(submissions)
+    if scheduler:
+        from autograder.grader_side import cluster
+
+        return cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress)
+    # The grader's own tensors (references, comparisons) are tiny: torch's intra-op threads would
+    # only spin, at about 0.1 s of core time per submission. Parallelism comes from the tasks.
+    torch.set_num_threads(1)
     workers = workers or os.cpu_count() or 1
     started = time.monotonic()
     hide = sorted({REPO, repo.resolve(), submissions.resolve(), Path.home()})
     results: dict[str, dict] = {}
-    # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
-    # A cell or check that runs past a third of the notebook's time is interrupted on its own.
-    limits = Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
-    with Sandbox(limits, preload=PRELOAD, hide=hide) as sandbox:
+    with Sandbox(limits(timeout), preload=PRELOAD, hide=hide) as sandbox:
         env = pipeline.Env(a, sandbox, workers)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_grade_safely, sid, folder, env): sid for sid, folder in students.items()}
+            futures = {pool.submit(grade_safely, sid, folder, env): sid for sid, folder in students.items()}
             for future in as_completed(futures):
                 results[futures[future]] = future.result()
                 if progress:
@@ -67,7 +78,15 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
             "students": {sid: results[sid] for sid in sorted(results)}}
 
 
-def _grade_safely(student, folder, env) -> dict:
+def limits(timeout: float):
+    """The sandbox's limits for ``timeout`` seconds per notebook: a cell or check that runs past a
+    third of it is interrupted on its own."""
+    from autograder.grader_side.sandbox import Limits
+
+    return Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
+
+
+def grade_safely(student, folder, env) -> dict:
     """One task; a bug in the grader fails this student with its reason, not the batch."""
     try:
         return pipeline.grade(student, folder, env)

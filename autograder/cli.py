@@ -30,6 +30,8 @@ def main(argv=None) -> int:
     p.add_argument("--csv", type=Path, default=None)
     p.add_argument("--workers", type=int, default=0, help="parallel submissions (default: one per core)")
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="grade on this dask.distributed cluster, a task per submission (see docs/scaling.md)")
     p.add_argument("--compare-nbgrader", nargs="?", type=Path, const=REPO / "gradebook.db", default=None,
                    metavar="GRADEBOOK", help="flag every check where nbgrader's autograde scored differently "
                                              "(default gradebook: the course's gradebook.db)")
@@ -76,7 +78,7 @@ def _autograde(args) -> int:
     students = api.find_submissions(submissions)
     with tqdm(total=len(students), desc="grading", unit="submission", file=sys.stderr) as bar:
         results = api.autograde(args.assignment, submissions, args.workers, args.timeout,
-                                progress=lambda sid: bar.update(1))
+                                progress=lambda sid: bar.update(1), scheduler=args.scheduler)
     disagreements = api.compare_nbgrader(results, args.compare_nbgrader) if args.compare_nbgrader else {}
     api.write_json(results, args.out)
     if args.csv:
