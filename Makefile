@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast browser sandbox release bench figures clean
+.PHONY: demo test test-fast browser sandbox postgresql release bench figures clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,11 +14,11 @@ $(STAMP): pyproject.toml
 demo: $(STAMP) sandbox
 	$(BIN)/course demo
 
-test: $(STAMP) browser sandbox
+test: $(STAMP) browser sandbox postgresql
 	$(BIN)/python -m pytest
 
 # The quick loop while working: everything but the suites marked slow.
-test-fast: $(STAMP) browser sandbox
+test-fast: $(STAMP) browser sandbox postgresql
 	$(BIN)/python -m pytest -m "not slow"
 
 # The page tests render feedback and the report in Debian's headless Chromium.
@@ -33,6 +33,14 @@ sandbox:
 	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap libseccomp2 >/dev/null; } || \
 	  echo "bubblewrap or libseccomp2 is missing and cannot be installed here: course autograde will refuse to grade"
+
+# The gradebook tests start a PostgreSQL server (Debian's package: initdb and pg_ctl, run by the test
+# as an unprivileged user in a temporary folder).
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null || \
+	  { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
+	  echo "postgresql is missing and cannot be installed here: the PostgreSQL tests will be skipped"
 
 release: $(STAMP)
 	$(BIN)/course release transformer-block

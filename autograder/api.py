@@ -63,6 +63,7 @@ def record_gradebook(results: dict, submissions: Path, repo: Path = REPO) -> Non
 
 # ---- autograde -------------------------------------------------------------------------------
 
+# Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
 PRELOAD = ("numpy", "torch", "matplotlib.pyplot")
 
 
@@ -75,36 +76,49 @@ def find_submissions(folder: Path) -> dict[str, Path]:
 
 
 def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
-              progress=None, repo: Path = REPO, gradebook: bool = False, allow_weak_isolation: bool = False) -> dict:
+              progress=None, repo: Path = REPO, gradebook: bool = False, allow_weak_isolation: bool = False,
+              scheduler: str | None = None) -> dict:
     """Grade every submission in ``submissions``; returns the results document.
 
     With ``gradebook``, each student is also written into the gradebook and autograded/ folder of
     the course at ``repo`` as soon as they are graded (while the others are being graded).
+    With ``scheduler`` (``tcp://HOST:PORT``) each submission is a task on that dask.distributed
+    cluster (``grader_side.cluster``); ``workers`` is then the cluster's business.
     Where student code cannot be isolated (no namespaces or bubblewrap) this raises CourseError
     with the reason, unless ``allow_weak_isolation``: then ``isolation["weak"]`` records it.
     """
-    from autograder.grader_side.sandbox import Limits, Sandbox, SandboxError
+    import torch
+
+    from autograder.grader_side.sandbox import Sandbox, SandboxError
 
     a = Assignment(assignment, repo)
     for notebook in a.notebooks:
         a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
     students = find_submissions(submissions)
     recorder = _recorder(repo, assignment) if gradebook else None
+    if scheduler:
+        from autograder.grader_side import cluster
+
+        doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress)
+        for sid, result in doc["students"].items():
+            if recorder:
+                _record_safely(recorder, sid, result, students[sid])
+        return doc
+    # The grader's own tensors (references, comparisons) are tiny: torch's intra-op threads would
+    # only spin, at about 0.1 s of core time per submission. Parallelism comes from the tasks.
+    torch.set_num_threads(1)
     workers = workers or os.cpu_count() or 1
     started = time.monotonic()
     hide = sorted({REPO, repo.resolve(), submissions.resolve(), Path.home()})
     results: dict[str, dict] = {}
-    # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
-    # A cell or check that runs past a third of the notebook's time is interrupted on its own.
-    limits = Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
     try:
-        sandbox = Sandbox(limits, preload=PRELOAD, hide=hide, allow_weak_isolation=allow_weak_isolation)
+        sandbox = Sandbox(limits(timeout), preload=PRELOAD, hide=hide, allow_weak_isolation=allow_weak_isolation)
     except SandboxError as exc:
         raise CourseError(str(exc)) from None
     with sandbox:
         env = pipeline.Env(a, sandbox, workers)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(_grade_safely, sid, folder, env): sid for sid, folder in students.items()}
+            futures = {pool.submit(grade_safely, sid, folder, env): sid for sid, folder in students.items()}
             for future in as_completed(futures):
                 sid = futures[future]
                 results[sid] = future.result()
@@ -132,7 +146,15 @@ def _record_safely(recorder, student: str, result: dict, folder: Path) -> None:
         result.setdefault("flags", []).append(f"not written to nbgrader's gradebook: {type(exc).__name__}: {exc}"[:300])
 
 
-def _grade_safely(student, folder, env) -> dict:
+def limits(timeout: float):
+    """The sandbox's limits for ``timeout`` seconds per notebook: a cell or check that runs past a
+    third of it is interrupted on its own."""
+    from autograder.grader_side.sandbox import Limits
+
+    return Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
+
+
+def grade_safely(student, folder, env) -> dict:
     """One task; a bug in the grader fails this student with its reason, not the batch."""
     try:
         return pipeline.grade(student, folder, env)

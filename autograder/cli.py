@@ -39,6 +39,8 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
     p.add_argument("--allow-weak-isolation", action="store_true",
                    help="grade even where student code cannot be isolated (recorded in the results)")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                   help="grade on this dask.distributed cluster, a task per submission (see docs/scaling.md)")
     p.add_argument("--compare-nbgrader", nargs="?", type=Path, const=Path("gradebook.db"), default=None,
                    metavar="GRADEBOOK", help="flag every check where nbgrader's autograde scored differently "
                                              "(default gradebook: the course's gradebook.db)")
@@ -89,7 +91,7 @@ def _autograde(args) -> int:
     with tqdm(total=len(students), desc="grading", unit="submission", file=sys.stderr) as bar:
         results = api.autograde(args.assignment, submissions, args.workers, args.timeout,
                                 progress=lambda sid: bar.update(1), repo=root, gradebook=record_now,
-                                allow_weak_isolation=args.allow_weak_isolation)
+                                allow_weak_isolation=args.allow_weak_isolation, scheduler=args.scheduler)
     if results["isolation"].get("weak"):
         print(f"warning: weak isolation: {for_terminal(results['isolation']['weak'])}", file=sys.stderr)
     disagreements = api.compare_nbgrader(results, args.compare_nbgrader) if args.compare_nbgrader else {}

@@ -8,6 +8,8 @@ import pytest
 from autograder import api
 from autograder.grader_side.assignment import Assignment
 
+pytest_plugins = ("servers",)   # real PostgreSQL and dask servers on 127.0.0.1 (tests/servers.py)
+
 
 @pytest.fixture(scope="session")
 def course(tmp_path_factory) -> Path:

@@ -39,7 +39,7 @@ def grad_norms_per_layer(depth: int = 32, d: int = 64, residual: bool = True, se
     RNG seeded with seed, so results are reproducible and the global RNG is untouched.
     """
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
+        torch.default_generator.manual_seed(seed)   # the CPU generator only (see student_side.server._build)
         layers = [TanhLayer(d) for _ in range(depth)]
         x = torch.randn(batch, d)                           # (B, d)
 

@@ -9,10 +9,12 @@ known dtypes, so no object a submission made can reach the grader's comparisons.
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
 DTYPES = ("float32", "float64", "int64", "int32", "bool")
+_NAMES = {np.dtype(name): name for name in DTYPES}   # native byte order only
 MAX_DEPTH = 16
 
 
@@ -40,11 +42,14 @@ def _pack(value, blobs, depth):
         return value.item()
     array = _as_array(value)
     if array is not None:
-        if array.dtype.name not in DTYPES:
+        name = _NAMES.get(array.dtype)   # (dtype.name is slow: this runs for every array sent)
+        if name is None:
             array = array.astype(np.float64 if array.dtype.kind == "f" else np.int64)
-        array = np.require(array, requirements='C')   # (ascontiguousarray would make a 0-d array 1-d)
+            name = _NAMES[array.dtype]
+        if not array.flags.c_contiguous:
+            array = np.require(array, requirements='C')   # (ascontiguousarray would make a 0-d array 1-d)
         blobs.append(array.tobytes())
-        return {"__array__": len(blobs) - 1, "dtype": array.dtype.name, "shape": list(array.shape)}
+        return {"__array__": len(blobs) - 1, "dtype": name, "shape": list(array.shape)}
     if isinstance(value, (list, tuple)):
         return [_pack(v, blobs, depth + 1) for v in value]
     if isinstance(value, dict):
@@ -72,7 +77,6 @@ def _as_array(value):
 
 
 def _torch():
-    import sys
     return sys.modules.get("torch")
 
 
