@@ -215,6 +215,20 @@ def test_judge_notebook_names_cells_by_their_grade_id():
     assert verdict.first.where.startswith("cell B1_code, line ")
 
 
+def test_nbgrader_is_told_which_test_cells_score_zero():
+    a = Assignment()
+    by_id = {e.id: e for e in catalogue()}
+    source = {c.grade_id: c.source for c in a.cells("build")}
+    nb = notebook(a, "build", {**edits(by_id["B3-calls-backward"], source["B3_code"]),
+                               "B1_code": solved(source["B1_code"]) + "\nimport os\n" + _ln(
+                                   "return getattr(torch, os.environ['OP'])(x)")})
+    zero, notes = routes.judge_for_nbgrader(nb)
+    assert set(zero) == {c.id for c in checks.all_checks() if c.question == "B3"}
+    assert all(".backward" in message for message in zero.values())
+    assert any(note.startswith("B3 not scored") for note in notes) and any("B1" in n and "getattr" in n for n in notes)
+    assert routes.judge_for_nbgrader(notebook(a, "build")) == ({}, [])
+
+
 # ---- the pipeline step: evidence from the child never decides ----------------------------------
 
 def _submission(a, program, evidence=()):
