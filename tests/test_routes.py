@@ -102,6 +102,8 @@ CASES = {
                             "B1", "clean", None),
     "name_no_cell_defines_after_a_star_import": (["from numpy import *\n" + _ln("return helper(x)")], "B1", "unsure",
                                                  None),
+    "loads_a_saved_module": (["torch.save(nn.LayerNorm(8), 'ln.pt')", _ln("return torch.load('ln.pt', weights_only=False)(x)")],
+                             "B1", "unsure", None),
     "unreadable_module": (["from my_helpers import normalize\n" + _ln("return normalize(x) * g + b")], "B1", "unsure",
                           None),
     "b2_builtin": (["def rms_norm(x, g, eps=1e-6):\n    return F.rms_norm(x, x.shape[-1:], g, eps)"], "B2", "route",

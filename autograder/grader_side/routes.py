@@ -589,6 +589,9 @@ class _Scanner:
             self.route(node.attr, node, s, self.torch_root(node.value))
             if node.attr in _DYNAMIC_ATTRS and (node.attr != "modules" or _root(node) == "sys"):
                 self.add("unsure", "dynamic", f"reaches objects through .{node.attr}", node, self.where(s, node))
+            if node.attr in ("load", "loads") and self.torch_root(node.value):
+                self.add("unsure", "dynamic", "loads objects saved elsewhere (their code is not in the notebook)", node,
+                         self.where(s, node))
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if node.id not in self.program.records and self.program.stars and node.id in s.now | s.later \
                     and not hasattr(builtins, node.id) and node.id not in _IPYTHON_NAMES:
