@@ -102,6 +102,8 @@ CASES = {
                             "B1", "clean", None),
     "name_no_cell_defines_after_a_star_import": (["from numpy import *\n" + _ln("return helper(x)")], "B1", "unsure",
                                                  None),
+    "loads_a_saved_module": (["torch.save(nn.LayerNorm(8), 'ln.pt')", _ln("return torch.load('ln.pt', weights_only=False)(x)")],
+                             "B1", "unsure", None),
     "unreadable_module": (["from my_helpers import normalize\n" + _ln("return normalize(x) * g + b")], "B1", "unsure",
                           None),
     "b2_builtin": (["def rms_norm(x, g, eps=1e-6):\n    return F.rms_norm(x, x.shape[-1:], g, eps)"], "B2", "route",
@@ -213,6 +215,20 @@ def test_judge_notebook_names_cells_by_their_grade_id():
     nb = notebook(a, "build", edits(e, {c.grade_id: c.source for c in a.cells("build")}["B1_code"]))
     verdict = routes.judge_notebook(nbformat.reads(nbformat.writes(nb), as_version=4), ["B1"])["B1"]
     assert verdict.first.where.startswith("cell B1_code, line ")
+
+
+def test_nbgrader_is_told_which_test_cells_score_zero():
+    a = Assignment()
+    by_id = {e.id: e for e in catalogue()}
+    source = {c.grade_id: c.source for c in a.cells("build")}
+    nb = notebook(a, "build", {**edits(by_id["B3-calls-backward"], source["B3_code"]),
+                               "B1_code": solved(source["B1_code"]) + "\nimport os\n" + _ln(
+                                   "return getattr(torch, os.environ['OP'])(x)")})
+    zero, notes = routes.judge_for_nbgrader(nb)
+    assert set(zero) == {c.id for c in checks.all_checks() if c.question == "B3"}
+    assert all(".backward" in message for message in zero.values())
+    assert any(note.startswith("B3 not scored") for note in notes) and any("B1" in n and "getattr" in n for n in notes)
+    assert routes.judge_for_nbgrader(notebook(a, "build")) == ({}, [])
 
 
 # ---- the pipeline step: evidence from the child never decides ----------------------------------

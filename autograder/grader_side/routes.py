@@ -9,7 +9,7 @@ the student's process says about itself (that is evidence only: ``pipeline/route
 Both graders use it: ``course autograde`` through the pipeline step ``pipeline/routes.py`` on
 the code each notebook ran, nbgrader's autograde through ``judge_notebook`` on the notebook it
 graded (nbgrader runs the hidden tests in the student's kernel; the verdict is made in nbgrader's
-own process).
+own process, ``judge_for_nbgrader`` says which test cells score 0).
 
 ``judge(sources)`` parses every cell (IPython syntax included) and, per question, finds the code
 the question's names reach: their final definitions, the global names those use (resolved to the
@@ -589,6 +589,9 @@ class _Scanner:
             self.route(node.attr, node, s, self.torch_root(node.value))
             if node.attr in _DYNAMIC_ATTRS and (node.attr != "modules" or _root(node) == "sys"):
                 self.add("unsure", "dynamic", f"reaches objects through .{node.attr}", node, self.where(s, node))
+            if node.attr in ("load", "loads") and self.torch_root(node.value):
+                self.add("unsure", "dynamic", "loads objects saved elsewhere (their code is not in the notebook)", node,
+                         self.where(s, node))
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             if node.id not in self.program.records and self.program.stars and node.id in s.now | s.later \
                     and not hasattr(builtins, node.id) and node.id not in _IPYTHON_NAMES:
@@ -699,6 +702,22 @@ def judge_notebook(notebook, questions=None) -> dict[str, Verdict]:
     ids = [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells]
     return judge(sources, questions, lambda i: f"cell {ids[i][:40]}" if 0 <= i < len(ids) and isinstance(ids[i], str)
                  else f"code cell {i + 1}")
+
+
+def judge_for_nbgrader(notebook) -> tuple[dict[str, str], list[str]]:
+    """What nbgrader's autograde does with the verdicts on a submitted notebook, decided in its own
+    process: (grade_id of every test cell that must score 0 -> the message for the student, lines
+    for the TA). A test cell's grade_id is its check's id."""
+    from autograder.grader_side import checks
+
+    zero, notes = {}, []
+    for qid, verdict in judge_notebook(notebook).items():
+        if verdict.status == "route":
+            zero.update({c.id: verdict.message() for c in checks.all_checks() if c.question == qid})
+            notes.append(f"{qid} not scored: {verdict.first.reason} ({verdict.first.code}, {verdict.first.where})")
+        elif verdict.status == "unsure":
+            notes.append(verdict.message())
+    return zero, notes
 
 
 def _unique(findings):
