@@ -134,30 +134,29 @@ SLOT = 1000 + os.getpid() % 3000
 def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, root: Path, timeout: float,
                    hide=()) -> tuple[dict, list[str]]:
     """(check id -> Outcome, flags) for one notebook of the submission in ``folder``: the pipeline's
-    steps up to and including execution, on an assignment of that one notebook."""
+    steps up to and including the judging of forbidden routes, on an assignment of that one notebook."""
     from autograder.grader_side import pipeline
     from autograder.grader_side.assignment import Assignment
-    from autograder.grader_side.pipeline import execute
+    from autograder.grader_side.pipeline import routes
 
     env = pipeline.Env(Assignment(assignment, root, (notebook,)), _sandbox(root, timeout, hide), 0)
     env.slots.put(SLOT)
     sub = pipeline.Submission(student, folder)
-    for step in pipeline.STEPS[: pipeline.STEPS.index(execute.run) + 1]:
+    for step in pipeline.STEPS[: pipeline.STEPS.index(routes.run) + 1]:
         step(sub, env)
     return sub.outcomes, sub.flags
 
 
 def _sandbox(root: Path, timeout: float, hide):
     """This process's sandbox, started on first use and closed when the process exits."""
-    from autograder.api import PRELOAD
+    from autograder.api import PRELOAD, limits
     from autograder.grader_side.assignment import REPO
-    from autograder.grader_side.sandbox import Limits, Sandbox
+    from autograder.grader_side.sandbox import Sandbox
 
     with _lock:
         if "sandbox" not in _shared:
-            limits = Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
             paths = sorted({REPO, Path(root).resolve(), Path.home(), *(Path(p).resolve() for p in hide)})
-            sandbox = Sandbox(limits, preload=PRELOAD, hide=paths)
+            sandbox = Sandbox(limits(timeout), preload=PRELOAD, hide=paths)
             sandbox.__enter__()
             atexit.register(sandbox.__exit__, None, None, None)
             _shared["sandbox"] = sandbox
