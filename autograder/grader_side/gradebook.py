@@ -42,10 +42,18 @@ SANITIZE = (ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, Ch
 RECORD = (IgnorePattern, LimitOutput, SaveAutoGrades, MarkForReview, AssignLatePenalties, CheckCellMetadata)
 
 
+def _alembic_on_path() -> None:
+    """nbgrader stamps a new gradebook by running the ``alembic`` command: the one next to this Python."""
+    here = os.path.dirname(sys.executable)
+    if here not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([here, os.environ.get("PATH", "")])
+
+
 class Course:
     """An nbgrader course folder, configured by its ``nbgrader_config.py`` as nbgrader reads it."""
 
     def __init__(self, root: Path):
+        _alembic_on_path()
         self.root = Path(root).resolve()
         if not (self.root / "nbgrader_config.py").is_file():
             raise CourseError(f"no nbgrader_config.py in {self.root}: run `course` in the course folder")
@@ -208,10 +216,7 @@ def _record_student(gb: Gradebook, assignment: str, student: str, result: dict) 
 def _opened(db_url: str, course_id: str):
     """nbgrader's Gradebook; on PostgreSQL, opened under an advisory lock (opening creates the
     tables of an empty database, which two graders must not do at once)."""
-    # nbgrader stamps a new gradebook by running the `alembic` command: the one next to this Python.
-    here = os.path.dirname(sys.executable)
-    if here not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = os.pathsep.join([here, os.environ.get("PATH", "")])
+    _alembic_on_path()
     if not db_url.startswith("postgresql"):
         with Gradebook(db_url, course_id) as gb:
             yield gb
