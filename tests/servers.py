@@ -147,6 +147,8 @@ class DaskCluster:
 
     def add_worker(self, name: str) -> None:
         (self.root / name).mkdir()
+        # Its temporary files (a killed worker cannot remove them) stay in the test's folder.
+        self.env["TMPDIR"] = str(self.root / name)
         self.workers[name], _ = self._spawn(name, "worker", self.address, "--name", name, "--nthreads", "1",
                                             "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
                                             "--local-directory", str(self.root / name))

@@ -12,23 +12,26 @@ import pytest
 
 from autograder import api
 from autograder.grader_side.misconceptions import catalogue, edits
+from autograder.tooling.demo import HOSTILE
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results
 
 pytestmark = pytest.mark.slow
 
-STUDENTS = 8
+STUDENTS = 9
 
 
 @pytest.fixture(scope="module")
 def submissions(course, assignment, tmp_path_factory) -> Path:
-    """Honest submissions and catalogued wrong answers (so scores differ between students)."""
+    """Honest submissions, catalogued wrong answers (so scores differ) and a hostile notebook."""
     folder = tmp_path_factory.mktemp("cluster-class")
     source = {c.grade_id: c.source for n in assignment.notebooks for c in assignment.cells(n)}
     wrong = [e for e in catalogue() if e.question.startswith("B")][::5]
-    for i in range(STUDENTS):
+    for i in range(STUDENTS - 1):
         entry = wrong[i % len(wrong)] if i % 2 else None
         write_submission(folder / f"student{i}", assignment, edits=edits(entry, source[entry.cell]) if entry else None)
+    # A notebook whose process exits in the middle of a check: its worker must not notice.
+    write_submission(folder / "hostile", assignment, extra_cells=[HOSTILE["exits-the-process"]])
     return folder
 
 
@@ -44,6 +47,7 @@ def scores(results: dict) -> dict:
 
 def test_the_local_run_has_varied_scores(local):
     assert len({r["score"] for r in local["students"].values()}) > 2, "the class should not all score alike"
+    assert local["students"]["hostile"]["flags"], "the hostile notebook's crash is flagged"
 
 
 def test_course_autograde_with_scheduler_matches_a_local_run(submissions, dask_cluster, tmp_path):

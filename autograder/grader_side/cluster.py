@@ -33,7 +33,6 @@ PLUGIN = "course-autograde"
 CONNECT_TIMEOUT = 30.0      # seconds to reach the scheduler
 WORKERS_TIMEOUT = 120.0     # seconds to wait for the first worker
 IN_FLIGHT = 4               # tasks queued per worker thread (bounds the client's and scheduler's memory)
-MAX_SUBMISSION_BYTES = 64 * 2**20
 # Worker processes on one machine lock distinct slots here (a slot is the child's uid when root).
 SLOTS = Path("/run/course-autograde") if os.geteuid() == 0 else Path(tempfile.gettempdir()) / "course-autograde-slots"
 
@@ -135,15 +134,18 @@ def course_files(a) -> dict[str, bytes]:
     return files
 
 
-def submission_files(folder: Path) -> dict[str, bytes]:
-    """The notebooks in a student's folder, by path inside it (other files are not graded)."""
-    files, size = {}, 0
-    for path in sorted(folder.rglob("*.ipynb")):
-        if path.is_file() and ".ipynb_checkpoints" not in path.parts:
-            size += path.stat().st_size
-            if size > MAX_SUBMISSION_BYTES:
-                break
-            files[str(path.relative_to(folder))] = path.read_bytes()
+def submission_files(a, folder: Path) -> dict[str, bytes]:
+    """The notebooks the grader looks for in a student's folder (``pipeline.locate``), by path
+    inside it; one over the reader's size limit travels cut just past it, to be refused there."""
+    from autograder.grader_side.pipeline.read import MAX_BYTES
+
+    files = {}
+    for notebook in a.notebooks:
+        for name in (f"{notebook}.ipynb", f"{a.name}/{notebook}.ipynb"):
+            path = folder / name
+            if path.is_file():
+                with open(path, "rb") as f:
+                    files[name] = f.read(MAX_BYTES + 1)
     return files
 
 
@@ -181,7 +183,7 @@ def autograde(a, students: dict[str, Path], scheduler: str, timeout: float, prel
 
         def submit():
             for sid, folder in todo:
-                future = client.submit(grade_task, name, sid, submission_files(folder), pure=False,
+                future = client.submit(grade_task, name, sid, submission_files(a, folder), pure=False,
                                        key=f"{name}-{sid}-{os.urandom(4).hex()}")
                 running[future] = sid
                 return future
