@@ -275,19 +275,26 @@ def test_results_follow_the_documented_shape(batch):
     json.dumps(results)
 
 
-def test_the_command_line_writes_results_and_csv_and_exits_0(tmp_path):
+def test_the_command_line_writes_results_and_csv_and_exits_0(course, assignment, tmp_path):
+    """Run in a course folder, as a TA does: the course's gradebook gets the grades too."""
+    import shutil
+
+    course = shutil.copytree(course, tmp_path / "course", symlinks=True,
+                             ignore=shutil.ignore_patterns("submitted", "autograded", "feedback"))
     submissions = tmp_path / "class"
-    from autograder.grader_side.assignment import Assignment
-    write_submission(submissions / "only", Assignment())
+    write_submission(submissions / "only", assignment)
     out, grades = tmp_path / "r.json", tmp_path / "g.csv"
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "autograde", "transformer-block", "--submissions",
                            str(submissions), "--out", str(out), "--csv", str(grades), "--workers", "1"],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, cwd=course)
     assert done.returncode == 0, done.stderr
     assert json.loads(out.read_text())["students"]["only"]["score"] == 100.0
     header, row = grades.read_text().splitlines()[:2]
     assert header.startswith("student,C1,C2") and "status" in header and row.startswith("only,8")
     assert "only" in done.stdout and "100" in done.stdout
+    from nbgrader.api import Gradebook
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        assert gb.find_submission("transformer-block", "only").score == 100.0
 
 
 def test_a_missing_submissions_folder_is_a_usage_error(tmp_path):

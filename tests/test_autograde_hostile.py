@@ -98,7 +98,7 @@ def test_without_namespaces_course_autograde_refuses_unless_told(tmp_path):
                "from autograder import cli\n"
                "sys.exit(cli.main(sys.argv[1:]))\n")
     command = [sys.executable, "-c", wrapper, "autograde", "transformer-block", "--submissions",
-               str(tmp_path / "class"), "--out", str(tmp_path / "r.json"), "--workers", "1"]
+               str(tmp_path / "class"), "--out", str(tmp_path / "r.json"), "--workers", "1", "--no-gradebook"]
     refused = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2
     last = refused.stderr.strip().splitlines()[-1]

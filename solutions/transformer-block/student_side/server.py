@@ -86,10 +86,25 @@ def _build(cls, args, kwargs):
         return cls(*args, **kwargs)
 
 
+def _load(module, state: dict) -> None:
+    """Load the check's weights strictly; a mismatch names the parameters, never their sizes (the
+    sizes of a hidden check's weights are part of its hidden input)."""
+    own = dict(module.state_dict())
+    missing = sorted(set(own) - set(state))
+    unexpected = sorted(set(state) - set(own))
+    resized = sorted(k for k in set(own) & set(state) if tuple(own[k].shape) != tuple(state[k].shape))
+    if missing or unexpected or resized:
+        parts = [f"{what}: {', '.join(names)}" for what, names in
+                 (("missing", missing), ("not expected", unexpected), ("of another size", resized)) if names]
+        raise ValueError("the check's weights do not fit this module (" + "; ".join(parts) + "): build exactly the "
+                         "submodules the TODO box names, sized from the constructor's arguments")
+    module.load_state_dict(state, strict=True)
+
+
 def _run_module(module, header, blobs, forbid, reached):
     state = wire.unpack(header.get("state"), blobs, tensors=True)
     if state is not None:
-        module.load_state_dict(state, strict=True)
+        _load(module, state)
     module.eval()
     for banned in forbid:
         for sub in module.modules():
