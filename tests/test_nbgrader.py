@@ -16,6 +16,7 @@ pytestmark = pytest.mark.slow
 HIJACK = """
 import numpy
 numpy.allclose = lambda *args, **kwargs: True
+numpy.abs = lambda a, *args, **kwargs: numpy.zeros(numpy.shape(a))
 """
 
 
