@@ -13,7 +13,6 @@ import io
 import os
 import signal
 import sys
-import tokenize
 
 from . import frames
 
@@ -90,55 +89,9 @@ def describe(e: BaseException) -> str:
     return f"{name}: {msg[:300]}" if msg else name
 
 
-def _logical_line_starts(src: str, nlines: int) -> set[int]:
-    starts = {1}
-    depth = 0
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(src).readline):
-            if tok.type == tokenize.OP:
-                if tok.string in ("(", "[", "{"):
-                    depth += 1
-                elif tok.string in (")", "]", "}"):
-                    depth = max(0, depth - 1)
-            elif tok.type == tokenize.NEWLINE or (tok.type == tokenize.NL and depth == 0):
-                starts.add(tok.end[0] + 1)
-    except (tokenize.TokenError, SyntaxError):
-        return set(range(1, nlines + 1))
-    return starts
-
-
-def strip_magics(src: str) -> str:
-    """Turn IPython magics and shell escapes into `pass` (keeping indentation).
-
-    A cell starting with %% is dropped entirely.  Only lines that begin a
-    logical line count, so a continuation line starting with the `%`
-    operator is left alone.
-    """
-    if src.lstrip().startswith("%%"):
-        return ""
-    lines = src.splitlines(keepends=True)
-    starts = _logical_line_starts(src, len(lines))
-    out = []
-    for i, line in enumerate(lines, 1):
-        s = line.lstrip()
-        if s[:1] in ("%", "!") and i in starts:
-            out.append(line[: len(line) - len(s)] + "pass\n")
-        else:
-            out.append(line)
-    return "".join(out)
-
-
 def _compile_cell(src: str, name: str):
-    flags = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
-    if src.lstrip().startswith("%%"):
-        src = ""
-    try:
-        return compile(src, name, "exec", flags=flags, dont_inherit=True)
-    except SyntaxError:
-        stripped = strip_magics(src)
-        if stripped == src:
-            raise
-        return compile(stripped, name, "exec", flags=flags, dont_inherit=True)
+    """Plain Python only: IPython syntax was turned into Python by the grader before it was sent."""
+    return compile(src, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
 
 
 class StepTimeout(BaseException):
