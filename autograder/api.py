@@ -80,8 +80,6 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
 
     With ``gradebook``, each student is also written into the gradebook and autograded/ folder of
     the course at ``repo`` as soon as they are graded (while the others are being graded)."""
-    from autograder.grader_side.sandbox import Limits, Sandbox
-
     a = Assignment(assignment, repo)
     for notebook in a.notebooks:
         a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
@@ -89,12 +87,8 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     recorder = _recorder(repo, assignment) if gradebook else None
     workers = workers or os.cpu_count() or 1
     started = time.monotonic()
-    hide = sorted({REPO, repo.resolve(), submissions.resolve(), Path.home()})
     results: dict[str, dict] = {}
-    # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
-    # A cell or check that runs past a third of the notebook's time is interrupted on its own.
-    limits = Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
-    with Sandbox(limits, preload=PRELOAD, hide=hide) as sandbox:
+    with grading_sandbox(timeout, hide=(repo, submissions)) as sandbox:
         env = pipeline.Env(a, sandbox, workers)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(_grade_safely, sid, folder, env): sid for sid, folder in students.items()}
@@ -109,6 +103,18 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     return {"assignment": assignment, "isolation": isolation, "workers": workers,
             "seconds": round(time.monotonic() - started, 2),
             "students": {sid: results[sid] for sid in sorted(results)}}
+
+
+def grading_sandbox(timeout: float, hide=()):
+    """The sandbox submissions are graded in (``course autograde`` and ``nbgrader autograde`` alike),
+    not yet started: the package's checkout, the home directory and ``hide`` are hidden from it."""
+    from autograder.grader_side.sandbox import Limits, Sandbox
+
+    # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
+    # A cell or check that runs past a third of the notebook's time is interrupted on its own.
+    limits = Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
+    paths = sorted({REPO, Path.home(), *(Path(p).resolve() for p in hide)})
+    return Sandbox(limits, preload=PRELOAD, hide=paths)
 
 
 def _recorder(root: Path, assignment: str):
