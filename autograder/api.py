@@ -89,7 +89,7 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     """
     import torch
 
-    from autograder.grader_side.sandbox import Sandbox, SandboxError
+    from autograder.grader_side.sandbox import SandboxError
 
     a = Assignment(assignment, repo)
     for notebook in a.notebooks:
@@ -100,8 +100,8 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
         from autograder.grader_side import cluster
 
         doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress)
-        for sid, result in doc["students"].items():
-            if recorder:
+        if recorder:
+            for sid, result in doc["students"].items():
                 _record_safely(recorder, sid, result, students[sid])
         return doc
     # The grader's own tensors (references, comparisons) are tiny: torch's intra-op threads would
@@ -109,10 +109,9 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     torch.set_num_threads(1)
     workers = workers or os.cpu_count() or 1
     started = time.monotonic()
-    hide = sorted({REPO, repo.resolve(), submissions.resolve(), Path.home()})
     results: dict[str, dict] = {}
     try:
-        sandbox = Sandbox(limits(timeout), preload=PRELOAD, hide=hide, allow_weak_isolation=allow_weak_isolation)
+        sandbox = grading_sandbox(timeout, hide=(repo, submissions), allow_weak_isolation=allow_weak_isolation)
     except SandboxError as exc:
         raise CourseError(str(exc)) from None
     with sandbox:
@@ -130,6 +129,16 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     return {"assignment": assignment, "isolation": isolation, "workers": workers,
             "seconds": round(time.monotonic() - started, 2),
             "students": {sid: results[sid] for sid in sorted(results)}}
+
+
+def grading_sandbox(timeout: float, hide=(), allow_weak_isolation: bool = False):
+    """The sandbox submissions are graded in (``course autograde`` and ``nbgrader autograde`` alike),
+    not yet started: the package's checkout, the home directory and ``hide`` are hidden from it.
+    Warm modules every child gets for free: torch, and pyplot for a student's scratch plots."""
+    from autograder.grader_side.sandbox import Sandbox
+
+    paths = sorted({REPO, Path.home(), *(Path(p).resolve() for p in hide)})
+    return Sandbox(limits(timeout), preload=PRELOAD, hide=paths, allow_weak_isolation=allow_weak_isolation)
 
 
 def _recorder(root: Path, assignment: str):

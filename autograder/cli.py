@@ -31,8 +31,9 @@ def main(argv=None) -> int:
     p.add_argument("--submissions", type=Path, default=None,
                    help="folder of <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb "
                         "(default: the course's submitted/)")
-    p.add_argument("--no-gradebook", dest="gradebook", action="store_false",
-                   help="do not write nbgrader's gradebook and autograded/ (only results.json and the CSV)")
+    p.add_argument("--gradebook", action=argparse.BooleanOptionalAction, default=None,
+                   help="also write nbgrader's gradebook and autograded/ (default: yes when grading the "
+                        "course's submitted/, no for another --submissions folder)")
     p.add_argument("--out", type=Path, default=Path("results.json"))
     p.add_argument("--csv", type=Path, default=None)
     p.add_argument("--workers", type=int, default=0, help="parallel submissions (default: one per core)")
@@ -84,7 +85,10 @@ def _autograde(args) -> int:
     from tqdm import tqdm
 
     root = api.course_root()
-    submissions = args.submissions or api.submitted_folder(root)   # nbgrader's submitted/<student>/<assignment>/
+    submitted = api.submitted_folder(root)   # nbgrader's submitted/<student>/<assignment>/
+    submissions = args.submissions or submitted
+    if args.gradebook is None:
+        args.gradebook = submissions.resolve() == submitted.resolve()
     students = api.find_submissions(submissions)
     # Compared with nbgrader's grades first, the gradebook is written after the comparison.
     record_now = args.gradebook and not args.compare_nbgrader

@@ -18,7 +18,7 @@ from autograder.reports.exports import write_csv
 from autograder.student_side.checks import NeedsReview, expect_answer, expect_parts, expect_sentence_pair
 from autograder.student_side.student import CheckFailed, Student, in_process
 from autograder.tooling.sampleclass import trusted_namespace, write_submission
-from solutions.reference import blocks, depth, params, positions
+from solutions.reference import blocks, depth, positions
 
 # The free-text questions and the names that hold their answers.
 FREE_TEXT = {"C1": ("q1_sentences",), "C2": ("q2_residual_cousin",), "C3": ("q3_most_weights",),

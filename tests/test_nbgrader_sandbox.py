@@ -5,9 +5,6 @@ them) and hostile ones: patched comparisons, `os._exit`, killing the parent, an 
 ignores signals, edited test cells, a corrupt file. The run completes, nobody earns a point they did
 not earn, everyone else is graded, and the gradebook agrees check by check with `course autograde`.
 """
-import os
-import signal
-
 import nbformat
 import pytest
 
@@ -102,3 +99,14 @@ def test_no_hidden_test_source_in_the_autograded_notebooks(graded):
     for path in (root / "autograded").rglob("*.ipynb"):
         text = path.read_text()
         assert "HIDDEN TESTS" not in text and "hidden_check" not in text, path
+
+
+def test_each_lost_point_shows_its_reason_in_the_test_cell(graded):
+    root, done, book = graded
+    nb = nbformat.read(root / "autograded" / "x_exits" / ASSIGNMENT / "build.ipynb", as_version=4)
+    outputs = {c.metadata.nbgrader["grade_id"]: c.outputs for c in nb.cells
+               if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"}
+    (error,) = outputs["B1_worked_example"]
+    assert error.output_type == "error" and "your code stopped the grader's process" in error.evalue
+    (passed,) = outputs["B2_worked_example"]
+    assert passed.output_type == "stream" and passed.text.startswith("passed B2_worked_example")

@@ -4,7 +4,6 @@ Each test runs the attack in a session and checks from the outside (the host's f
 listener on 127.0.0.1 or a unix socket, a later student's session) that it got nowhere.
 """
 
-import errno
 import json
 import os
 import shutil
@@ -13,11 +12,10 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 
 import pytest
 
-from autograder.grader_side.sandbox import Limits, Sandbox, SandboxError
+from autograder.grader_side.sandbox import Limits, Sandbox
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HANDLER = "sandbox_echo_handler:serve"

@@ -58,8 +58,7 @@ class Grader(WorkerPlugin):
 
         from autograder import api
         from autograder.grader_side import pipeline
-        from autograder.grader_side.assignment import REPO, Assignment
-        from autograder.grader_side.sandbox import Sandbox
+        from autograder.grader_side.assignment import Assignment
 
         torch.set_num_threads(1)   # see api.autograde
 
@@ -70,8 +69,7 @@ class Grader(WorkerPlugin):
             path.write_bytes(data)
         (self.root / "submissions").mkdir()
         self.locks = claim_slots(threads)
-        hide = sorted({REPO, self.root, Path.home()})
-        self.sandbox = Sandbox(api.limits(self.timeout), preload=self.preload, hide=hide)
+        self.sandbox = api.grading_sandbox(self.timeout, hide=(self.root,))
         self.env = pipeline.Env(Assignment(self.assignment, self.root / "course"), self.sandbox, workers=0)
         for slot in self.locks:
             self.env.slots.put(slot)

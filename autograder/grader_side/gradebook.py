@@ -84,12 +84,14 @@ class Recorder:
     def __init__(self, course: Course, assignment: str):
         self.course, self.name = course, assignment
         self.assignment = Assignment(assignment, course.root)
+        missing = f"run `nbgrader generate_assignment {assignment}` (or `course release`) in {course.root} first"
+        if course.db_url.startswith("sqlite:///") and not Path(course.db_url[len("sqlite:///"):]).is_file():
+            raise CourseError(f"no gradebook {course.db_url[len('sqlite:///'):]}: {missing}")
         with Gradebook(course.db_url, course.coursedir.course_id) as gb:
             try:
                 self.notebooks = [n.name for n in gb.find_assignment(assignment).notebooks]
             except MissingEntry:
-                raise CourseError(f"the gradebook {course.db_url} has no assignment {assignment!r}: run "
-                                  f"`nbgrader generate_assignment {assignment}` (or `course release`) first") from None
+                raise CourseError(f"the gradebook {course.db_url} has no assignment {assignment!r}: {missing}") from None
         self.preprocessors = {pp: pp(config=course.config) for pp in SANITIZE + RECORD}
         # nbgrader's notes on each answered solution cell ("checksum has changed") are not news here.
         quiet = logging.getLogger("autograder.gradebook")

@@ -149,14 +149,11 @@ def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, r
 
 def _sandbox(root: Path, timeout: float, hide):
     """This process's sandbox, started on first use and closed when the process exits."""
-    from autograder.api import PRELOAD, limits
-    from autograder.grader_side.assignment import REPO
-    from autograder.grader_side.sandbox import Sandbox
+    from autograder.api import grading_sandbox
 
     with _lock:
         if "sandbox" not in _shared:
-            paths = sorted({REPO, Path(root).resolve(), Path.home(), *(Path(p).resolve() for p in hide)})
-            sandbox = Sandbox(limits(timeout), preload=PRELOAD, hide=paths)
+            sandbox = grading_sandbox(timeout, hide=(root, *hide))
             sandbox.__enter__()
             atexit.register(sandbox.__exit__, None, None, None)
             _shared["sandbox"] = sandbox

@@ -6,7 +6,6 @@ import torch
 
 from autograder.student_side.checks import (
     check,
-    expect,
     expect_answer,
     expect_close,
     expect_parts,

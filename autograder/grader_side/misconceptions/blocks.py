@@ -4,7 +4,7 @@ pre-norm (B6) and post-norm (B7) blocks.
 B6 and B7 entries replace only `forward` (the given `__init__` and helpers stay), as a student
 who edits the TODO would.
 """
-from autograder.grader_side.misconceptions import changed, phrasings, variant, wrong
+from autograder.grader_side.misconceptions import changed, variant, wrong
 
 # The correct forward passes, each written so one line can be made wrong.
 _PRE_NORM = '''
