@@ -83,7 +83,8 @@ def run(out: Path, progress=None, repo: Path = REPO) -> tuple[dict, dict[str, Pa
     if progress:
         progress("done", results)
     started = time.monotonic()
-    api.nbgrader("autograde", a.name, "--force", "--log-level=ERROR", repo=course, check=False)
+    api.nbgrader("autograde", a.name, "--force", "--log-level=ERROR", f"--SandboxExecute.timeout={TIMEOUT}",
+                 repo=course, check=False)
     nbgrader_seconds = time.monotonic() - started
     api.compare_nbgrader(results, course / "gradebook.db")
     results["nbgrader_seconds"] = round(nbgrader_seconds, 1)
