@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import pytest
+from conftest import validate_results
 
 from autograder import api
 from autograder.grader_side.assignment import Assignment
@@ -106,7 +107,7 @@ def test_without_namespaces_course_autograde_refuses_unless_told(tmp_path):
     assert not (tmp_path / "r.json").exists()
     weak = subprocess.run(command + ["--allow-weak-isolation"], capture_output=True, text=True, timeout=300)
     assert weak.returncode == 0, weak.stderr[-2000:]
-    results = json.loads((tmp_path / "r.json").read_text())
+    results = validate_results(json.loads((tmp_path / "r.json").read_text()))
     assert results["isolation"]["weak"] and results["isolation"]["filesystem"] == "none"
     assert results["students"]["only"]["score"] == 100.0
     assert "weak isolation" in weak.stderr

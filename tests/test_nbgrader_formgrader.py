@@ -17,10 +17,11 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import validate_results
+from nbgrader_course import ASSIGNMENT, clone_course
 
 from autograder import api
 from autograder.tooling.sampleclass import write_submission
-from nbgrader_course import ASSIGNMENT, clone_course
 
 pytestmark = pytest.mark.slow
 
@@ -117,6 +118,7 @@ def test_manual_c8_adds_to_the_autograded_total_and_survives_a_regrade(graded, t
     done = subprocess.run([str(Path(sys.executable).parent / "course"), "autograde", ASSIGNMENT, "--workers=2",
                            f"--out={tmp_path / 'results.json'}"], cwd=root, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
+    validate_results(json.loads((tmp_path / "results.json").read_text()))
     assert export(root) == {"ref": 103.0, "blank": 0.0}
 
 

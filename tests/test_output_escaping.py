@@ -3,12 +3,14 @@ a spreadsheet formula in the CSV, nor escape sequences on the TA's terminal."""
 from __future__ import annotations
 
 import csv
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import validate_results
 
 from autograder.grader_side.assignment import Assignment, solved
 from autograder.reports.escape import for_csv, for_terminal
@@ -85,6 +87,7 @@ def test_course_autograde_writes_a_safe_csv_and_a_clean_summary(hostile):
                            "--no-gradebook"],
                           capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    validate_results(json.loads((root / "results.json").read_text()))
     stdout = done.stdout.decode()
     assert not CONTROL.search(stdout.replace("\n", "")), repr(stdout)
     assert "student" in stdout and "HYPERLINK" in stdout                  # the ids are shown, made harmless
@@ -102,6 +105,7 @@ def test_course_grade_prints_a_hostile_message_without_its_escapes(hostile):
     done = subprocess.run([str(COURSE), "grade", str(folder / "concepts.ipynb"), str(folder / "build.ipynb")],
                           capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
+    validate_results(json.loads((root / "results.json").read_text()))
     stdout = done.stdout.decode()
     assert "erased your screen" in stdout                                  # the message itself is kept
     assert not CONTROL.search(stdout.replace("\n", "")), repr(stdout)
