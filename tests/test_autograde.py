@@ -277,7 +277,8 @@ def test_results_follow_the_documented_shape(batch):
 
 
 def test_the_command_line_writes_results_and_csv_and_exits_0(course, assignment, tmp_path):
-    """Run in a course folder, as a TA does: the course's gradebook gets the grades too."""
+    """Run in a course folder, as a TA does; with --gradebook, another folder's grades go into the
+    course's gradebook too."""
     import shutil
 
     course = shutil.copytree(course, tmp_path / "course", symlinks=True,
@@ -286,7 +287,7 @@ def test_the_command_line_writes_results_and_csv_and_exits_0(course, assignment,
     write_submission(submissions / "only", assignment)
     out, grades = tmp_path / "r.json", tmp_path / "g.csv"
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "autograde", "transformer-block", "--submissions",
-                           str(submissions), "--out", str(out), "--csv", str(grades), "--workers", "1"],
+                           str(submissions), "--out", str(out), "--csv", str(grades), "--workers", "1", "--gradebook"],
                           capture_output=True, text=True, timeout=300, cwd=course)
     assert done.returncode == 0, done.stderr
     assert validate_results(json.loads(out.read_text()))["students"]["only"]["score"] == 100.0

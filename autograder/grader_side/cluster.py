@@ -226,8 +226,7 @@ def _digest(grader: Grader) -> str:
 
 
 def _merged(isolations: list[dict]) -> dict:
-    """What the workers' sandboxes enforce: a field on which they differ lists each distinct value
-    (``hidden`` does: each worker hides its own temporary course folder)."""
+    """What the workers' sandboxes enforce: a field on which they differ lists each distinct value."""
     merged = {}
     for key in sorted({k for i in isolations for k in i}):
         values = []
