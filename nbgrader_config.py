@@ -22,14 +22,17 @@ c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedb
 c.OverwriteCells.add_missing_cells = True
 
 # nbgrader autograde: the sandbox instead of the student's kernel; at most a minute per notebook.
-from autograder.grader_side.nbgrader_execute import AUTOGRADE  # noqa: E402
+# A graded cell a submission made up is forgotten before nbgrader reads the notebook.
+from autograder.grader_side.nbgrader_execute import AUTOGRADE, SANITIZE  # noqa: E402
 
+c.Autograde.sanitize_preprocessors = SANITIZE
 c.Autograde.autograde_preprocessors = AUTOGRADE
 c.SandboxExecute.timeout = 60.0
 
 # An LMS download for `nbgrader zip_collect`: files named <student>_<notebook>.ipynb, in
-# downloaded/<assignment>/archive/ (zip archives are unpacked first).
-c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/_]+)_(?P<file_id>[^/]+\.ipynb)$"
+# downloaded/<assignment>/archive/ (zip archives are unpacked first). A student id may hold
+# underscores (j_smith_build.ipynb is j_smith's build.ipynb); notebook names hold none.
+c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/]+)_(?P<file_id>[^/_]+\.ipynb)$"
 
 # nbgrader's own Execute (hidden tests in the student's kernel), for comparisons only: at most two
 # minutes per cell.

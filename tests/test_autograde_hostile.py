@@ -111,3 +111,26 @@ def test_without_namespaces_course_autograde_refuses_unless_told(tmp_path):
     assert results["isolation"]["weak"] and results["isolation"]["filesystem"] == "none"
     assert results["students"]["only"]["score"] == 100.0
     assert "weak isolation" in weak.stderr
+
+
+SPY = '''
+_permutes_with_input = permutes_with_input
+
+
+def permutes_with_input(f, X, perm, atol=1e-5):
+    global q7_2017_paper
+    q7_2017_paper = "SEEN " + repr((tuple(X.shape), list(perm), atol))
+    return _permutes_with_input(f, X, perm, atol)
+'''
+
+
+def test_answers_are_read_before_hidden_inputs_reach_student_code(assignment, tmp_path):
+    """Code called with a hidden check's inputs cannot smuggle them into an answer that a TA's review
+    or the feedback would quote: every answer is read before any function of the student's is called."""
+    from autograder.grader_side.assignment import solved
+
+    source = {c.grade_id: c.source for c in assignment.cells("concepts")}
+    write_submission(tmp_path / "class" / "spy", assignment, edits={"C1_code": solved(source["C1_code"]) + SPY})
+    result = api.autograde("transformer-block", tmp_path / "class", workers=1, repo=assignment.repo)["students"]["spy"]
+    assert "SEEN" not in json.dumps(result)
+    assert result["questions"]["C7"]["score"] == result["questions"]["C7"]["max_score"]

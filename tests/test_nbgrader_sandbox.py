@@ -52,6 +52,11 @@ def graded(course, tmp_path_factory):
         if meta.get("grade") and meta["grade_id"].startswith("B1_"):
             cell.source, meta["points"] = "pass", 100
     nbformat.write(nb, tampered / "build.ipynb")
+    madeup = write_submission(submitted / "x_made_up_test", a)
+    nb = nbformat.read(madeup / "build.ipynb", as_version=4)
+    for meta in ({"grade": True, "grade_id": "bonus", "points": 40, "locked": True}, {"grade": True, "points": 9}):
+        nb.cells.append(nbformat.v4.new_code_cell("print('bonus')", metadata={"nbgrader": meta}))
+    nbformat.write(nb, madeup / "build.ipynb")
     corrupt = write_submission(submitted / "x_corrupt", a)
     (corrupt / "build.ipynb").write_text('{"cells": [{"cell_type": "code", "source": "x = 1"')
     done = api.nbgrader("autograde", ASSIGNMENT, "--force", f"--SandboxExecute.timeout={TIMEOUT}",
@@ -64,7 +69,7 @@ def test_the_run_completes_and_grades_every_readable_submission(graded):
     # nbgrader reports the one unreadable notebook (exit 1) after grading everyone else.
     assert "x_corrupt" in done.stderr
     for sid in ("ref", "blank", "x_patches_comparisons", "x_exits", "x_loops_ignoring_signals", "x_kills_parent",
-                "x_tampered_tests"):
+                "x_tampered_tests", "x_made_up_test"):
         assert (root / "autograded" / sid / ASSIGNMENT / "build.ipynb").is_file(), done.stderr[-3000:]
         assert (root / "autograded" / sid / ASSIGNMENT / "concepts.ipynb").is_file()
 
@@ -79,6 +84,8 @@ def test_honest_work_is_graded_and_hostile_work_earns_nothing_undeserved(graded)
         assert b1 and all(v == 0 for v in b1.values()), (sid, b1)
     # Tampered test cells are put back and graded from the course's copy: full marks, not 100 per cell.
     assert sum(v or 0 for v in book["x_tampered_tests"].values()) == 100.0
+    # Graded cells a submission made up are forgotten: neither counted nor able to stop the run.
+    assert sum(v or 0 for v in book["x_made_up_test"].values()) == 100.0 and "bonus" not in book["x_made_up_test"]
     assert sum(v or 0 for v in book.get("x_corrupt", {}).values()) <= 30.0   # at most its concepts.ipynb
 
 
@@ -86,12 +93,17 @@ def test_the_gradebook_agrees_check_by_check_with_course_autograde(graded):
     root, done, book = graded
     results = api.autograde(ASSIGNMENT, root / "submitted", workers=2, timeout=float(TIMEOUT), repo=root,
                             gradebook=False)
+    assert any("is not one of the course's" in f for f in results["students"]["x_made_up_test"]["flags"])
     ours = course_checks(results)
     for sid, checks in ours.items():
         if sid == "x_corrupt":
             continue
         theirs = {k: v for k, v in book[sid].items() if k in checks}
         assert theirs == checks, sid
+    # course autograde's own gradebook writer forgets the made-up cell too.
+    api.record_gradebook({**results, "students": {"x_made_up_test": results["students"]["x_made_up_test"]}},
+                         root / "submitted", root)
+    assert sum(v or 0 for v in gradebook_checks(root)["x_made_up_test"].values()) == 100.0
 
 
 def test_no_hidden_test_source_in_the_autograded_notebooks(graded):

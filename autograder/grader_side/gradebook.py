@@ -33,12 +33,13 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
 from sqlalchemy.exc import SAWarning
 
 from autograder.grader_side.assignment import Assignment, CourseError
+from autograder.grader_side import nbgrader_execute
 from autograder.grader_side.nbgrader_execute import MarkForReview, write_outcomes
 from autograder.grader_side.pipeline import Outcome
 from autograder.grader_side.pipeline.read import MAX_BYTES
 
 # nbgrader's Autograde.sanitize_preprocessors, and its autograde_preprocessors after execution.
-SANITIZE = (ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata)
+SANITIZE = tuple(nbgrader_execute.SANITIZE)
 RECORD = (IgnorePattern, LimitOutput, SaveAutoGrades, MarkForReview, AssignLatePenalties, CheckCellMetadata)
 
 

@@ -27,8 +27,9 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, LimitOutput,
-                                    NbGraderPreprocessor, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, Execute,
+                                    IgnorePattern, LimitOutput, NbGraderPreprocessor, OverwriteCells,
+                                    OverwriteKernelspec, SaveAutoGrades)
 from traitlets import Float
 
 # The ``ename`` of a test cell's error output (nbgrader scores any error output 0).
@@ -57,6 +58,22 @@ class SandboxExecute(NbGraderPreprocessor):
         return nb, resources
 
 
+class ForgetUnknownCells(NbGraderPreprocessor):
+    """First of all: a cell whose nbgrader metadata names no cell of the course's notebook (one a
+    submission made up, with points of its own) becomes an ordinary cell, so no step of nbgrader's
+    grades it, counts it or trips on it."""
+
+    def preprocess(self, nb, resources):
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            known = {cell.name for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
+        for cell in nb.cells:
+            meta = cell.get("metadata", {}).get("nbgrader")
+            if meta is not None and (not isinstance(meta, dict) or meta.get("grade_id") not in known):
+                del cell.metadata["nbgrader"]
+        return nb, resources
+
+
 class MarkForReview(NbGraderPreprocessor):
     """After ``SaveAutoGrades``: mark each check the grader left to a TA as ``needs_manual_grade``."""
 
@@ -72,6 +89,8 @@ class MarkForReview(NbGraderPreprocessor):
         return nb, resources
 
 
+# nbgrader's Autograde.sanitize_preprocessors, with made-up graded cells forgotten first.
+SANITIZE = [ForgetUnknownCells, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
 # nbgrader's Autograde.autograde_preprocessors, with the sandbox in place of the student's kernel.
 AUTOGRADE = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, MarkForReview,
              AssignLatePenalties, CheckCellMetadata]

@@ -6,6 +6,7 @@ and holds each one to the contract.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import textwrap
@@ -38,6 +39,7 @@ def notebook(check: Check) -> str:
     return QUESTIONS[check.question].notebook
 
 
+@functools.lru_cache(maxsize=None)
 def uses(check: Check) -> tuple[str, ...]:
     """The student's names ``check`` calls: those its code spells out, else the question's."""
     names = QUESTIONS[check.question].names

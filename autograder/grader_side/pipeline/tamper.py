@@ -12,8 +12,12 @@ RETYPED = re.compile(r"\b(hidden_)?check\(\s*['\"][A-C]\d")
 def run(sub, env):
     for notebook, cells in sub.cells.items():
         tests, given = env.assignment.tests(notebook), env.assignment.given(notebook)
+        known = {c.grade_id for c in env.assignment.cells(notebook, released=True)}
         seen: dict[str, int] = {}
         for cell in cells:
+            if cell.grade and cell.grade_id not in known:
+                sub.flags.append(f"{notebook}: a cell claims to be graded ({cell.grade_id or 'no id'}, "
+                                 f"{cell.points!r} points) but is not one of the course's: ignored")
             if cell.grade_id in tests or cell.grade_id in given:
                 seen[cell.grade_id] = seen.get(cell.grade_id, 0) + 1
                 original = tests.get(cell.grade_id) or given[cell.grade_id]
