@@ -46,6 +46,9 @@ C2 = (depth.RESIDUAL_COUSIN, depth.RESIDUAL_COUSIN_WRONG, "q2_residual_cousin")
     ("The LSTM, not a plain RNN", "accepted"),                 # a wrong option denied
     ("LSTM or RNN", "rejected"),                               # a hedge
     ("LSTM/RNN", "rejected"),
+    ("LSTM or GRU", "review 'LSTM or GRU'"),                   # the right one beside an unknown one
+    ("either the LSTM or the GRU", "review 'either the LSTM or the GRU'"),
+    ("LSTM/GRU", "review 'LSTM/GRU'"),
     ("a plain RNN", "rejected"),
     ("ResNet", "rejected"),
     ("GRU", "review 'GRU'"),                                   # neither right nor wrong: a TA decides

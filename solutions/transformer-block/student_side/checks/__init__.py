@@ -188,7 +188,8 @@ def expect_answer(value, accepted, wrong, what: str) -> None:
     Accepted: the answer in any natural form (articles, capitals, punctuation, a sentence, an
     explanation after it, a wrong option it denies). Rejected: a wrong option, or a hedge
     between options ("A or B"). Anything else (an option the grader does not know, a right and a
-    wrong option side by side, a denied right one) raises ``NeedsReview``: a TA reads it.
+    wrong option side by side, a denied right one, the right one beside "or" and an option the
+    grader does not know) raises ``NeedsReview``: a TA reads it.
     """
     expect(isinstance(value, str) and value.strip(), f"{what}: answer with a short string")
     hits = placed(value, {"right": accepted, "wrong": wrong})
@@ -196,7 +197,7 @@ def expect_answer(value, accepted, wrong, what: str) -> None:
     right, wrong_ = hits.get("right"), hits.get("wrong")
     if right and wrong_ and hedged:
         raise CheckFailed(f"{what}: your answer hedges between options: give one")
-    if right == "named" and wrong_ in (None, "denied"):
+    if right == "named" and wrong_ in (None, "denied") and not hedged:
         return
     if wrong_ == "named" and right is None:
         raise CheckFailed(f"{what}: your answer names an option that is not right")
