@@ -301,3 +301,22 @@ def test_an_uncertain_route_keeps_the_score_and_is_flagged(graded):
     assert result["score"] == 100.0
     assert any("could not rule out" in flag and "getattr" in flag for flag in result["flags"]), result["flags"]
     assert not any("not scored" in row["message"] for row in result["questions"]["B1"]["checks"])
+
+
+def test_an_unsure_route_keeps_the_score_and_asks_a_ta_to_look(tmp_path):
+    """A name built at run time: the grader cannot tell, so the score stands and the question is
+    listed for a TA (results, and so the CSV and nbgrader's gradebook)."""
+    from autograder.grader_side.assignment import Assignment, solved
+
+    a = Assignment()
+    build = {c.grade_id: c.source for c in a.cells("build")}
+    unsure = solved(build["B1_code"]) + (
+        "\nimport importlib\n\n\ndef layer_norm(x, gamma, beta, eps=1e-5):\n"
+        "    name = bytes(int(c) for c in x.new_tensor([108, 97, 121, 101, 114, 95, 110, 111, 114, 109]).tolist())"
+        ".decode()   # known only when it runs\n"
+        "    f = getattr(importlib.import_module('torch.nn.functional'), name)\n"
+        "    return f(x, x.shape[-1:], gamma, beta, eps)\n")
+    write_submission(tmp_path / "class" / "unsure", a, edits={"B1_code": unsure})
+    result = api.autograde("transformer-block", tmp_path / "class", workers=1)["students"]["unsure"]
+    assert result["questions"]["B1"]["score"] == 8.0
+    assert "B1" in result["needs_manual_grade"]

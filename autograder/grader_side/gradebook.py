@@ -130,7 +130,10 @@ class Recorder:
                     raise ValueError("missing or unreadable")
                 for pp in SANITIZE:
                     nb, resources = self.preprocessors[pp](nb, resources)
-                resources["course"] = {"review": write_outcomes(nb, outcomes, self.assignment, notebook)}
+                look = [row["id"] for qid in result.get("needs_manual_grade", [])
+                        for row in result.get("questions", {}).get(qid, {}).get("checks", [])]
+                resources["course"] = {"review": write_outcomes(nb, outcomes, self.assignment, notebook),
+                                       "look": [cid for cid in look if cid in self.assignment.tests(notebook)]}
                 for pp in RECORD:
                     nb, resources = self.preprocessors[pp](nb, resources)
             except Exception:   # nbgrader's rule for a notebook it cannot grade: zero everywhere

@@ -49,12 +49,12 @@ class SandboxExecute(NbGraderPreprocessor):
         root = Path(coursedir.root)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, ".", "."))
         folder = Path(coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"]))
-        outcomes, flags = grade_notebook(info["student"], folder, info["assignment"], info["notebook"], root,
-                                         self.timeout, hide=(submitted,))
+        outcomes, flags, to_review = grade_notebook(info["student"], folder, info["assignment"], info["notebook"],
+                                                    root, self.timeout, hide=(submitted,))
         for flag in flags:
             self.log.warning("%s: %s", info["student"], flag)
         review = write_outcomes(nb, outcomes, Assignment(info["assignment"], root), info["notebook"])
-        resources.setdefault("course", {})["review"] = review
+        resources.setdefault("course", {}).update(review=review, look=_checks_of(to_review, outcomes))
         return nb, resources
 
 
@@ -75,14 +75,16 @@ class ForgetUnknownCells(NbGraderPreprocessor):
 
 
 class MarkForReview(NbGraderPreprocessor):
-    """After ``SaveAutoGrades``: mark each check the grader left to a TA as ``needs_manual_grade``."""
+    """After ``SaveAutoGrades``: mark each check the grader left to a TA (``review``: its points wait)
+    or wants a TA to look at (``look``: its score stands) as ``needs_manual_grade``."""
 
     def preprocess(self, nb, resources):
-        review = resources.get("course", {}).get("review") or {}
-        if review:
+        course = resources.get("course", {})
+        marked = [*(course.get("review") or {}), *(course.get("look") or [])]
+        if marked:
             info = resources["nbgrader"]
             with Gradebook(info["db_url"]) as gb:
-                for grade_id in review:
+                for grade_id in marked:
                     grade = gb.find_grade(grade_id, info["notebook"], info["assignment"], info["student"])
                     grade.needs_manual_grade = True
                 gb.db.commit()
@@ -151,8 +153,8 @@ SLOT = 1000 + os.getpid() % 3000
 
 
 def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, root: Path, timeout: float,
-                   hide=()) -> tuple[dict, list[str]]:
-    """(check id -> Outcome, flags) for one notebook of the submission in ``folder``: the pipeline's
+                   hide=()) -> tuple[dict, list[str], dict]:
+    """(check id -> Outcome, flags, question id -> why a TA should look) for one notebook of the submission in ``folder``: the pipeline's
     steps up to and including the judging of forbidden routes, on an assignment of that one notebook."""
     from autograder.grader_side import pipeline
     from autograder.grader_side.assignment import Assignment
@@ -163,7 +165,14 @@ def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, r
     sub = pipeline.Submission(student, folder)
     for step in pipeline.STEPS[: pipeline.STEPS.index(routes.run) + 1]:
         step(sub, env)
-    return sub.outcomes, sub.flags
+    return sub.outcomes, sub.flags, sub.to_review
+
+
+def _checks_of(questions, outcomes) -> list[str]:
+    """The checks (among ``outcomes``) of the given questions: their grades are listed for a TA."""
+    from autograder.grader_side import checks
+
+    return [c.id for c in checks.all_checks() if c.question in questions and c.id in outcomes]
 
 
 def _sandbox(root: Path, timeout: float, hide):

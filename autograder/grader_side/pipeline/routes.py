@@ -47,9 +47,12 @@ def run(sub, env):
                     sub.diagnoses[qid] = entry
             elif verdict.status == "unsure":
                 sub.flags.append(f"{notebook}: {verdict.message()}")
+                sub.to_review[qid] = verdict.message()
             elif evidence:
-                sub.flags.append(f"{notebook}: {qid}: while the checks ran, the code reported reaching torch's "
-                                 f"{', '.join(evidence)}, though its source shows no route to it; check it by hand")
+                why = (f"{qid}: while the checks ran, the code reported reaching torch's {', '.join(evidence)}, "
+                       "though its source shows no route to it; check it by hand")
+                sub.flags.append(f"{notebook}: {why}")
+                sub.to_review[qid] = why
 
 
 def _labels(cells, program):

@@ -40,6 +40,6 @@ def run(sub, env):
         questions=questions,
         flags=sub.flags,
         needs_manual_grade=[qid for qid, q in contract.QUESTIONS.items()
-                            if q.manual or any(row.review for row in questions[qid].checks)],
+                            if q.manual or qid in sub.to_review or any(row.review for row in questions[qid].checks)],
         load_errors=sub.load_errors,
     ).to_dict()

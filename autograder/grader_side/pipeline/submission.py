@@ -41,6 +41,7 @@ class Submission:
     programs: dict = field(default_factory=dict)    # notebook -> [code to run, in order]
     load_errors: dict = field(default_factory=dict)  # notebook -> [cell errors while loading]
     outcomes: dict = field(default_factory=dict)    # check id -> Outcome
+    to_review: dict = field(default_factory=dict)   # question id -> why a TA should look (its score stands)
     diagnoses: dict = field(default_factory=dict)   # question id -> misconception entry
     result: dict = field(default_factory=dict)
 
