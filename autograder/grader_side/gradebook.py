@@ -27,9 +27,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
 from nbgrader.apps.baseapp import NbGrader
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds,
-                                    IgnorePattern, LimitOutput, OverwriteCells, OverwriteKernelspec,
-                                    SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades)
 from sqlalchemy.exc import SAWarning
 
 from autograder.grader_side.assignment import Assignment, CourseError
