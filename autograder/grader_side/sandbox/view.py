@@ -24,6 +24,7 @@ from . import syscalls
 LIB = "/sandbox/lib"          # where the allowed packages appear
 RUNTIME = "sandbox"           # this package's name under LIB
 WORKDIR = "/tmp/work"         # the session's working directory (and HOME)
+STASH = "/sandbox/python"     # a second view of Python directories under /tmp, which a session's own /tmp covers
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/localtime")
 SYSTEM = ("/usr",)
 MERGED_USR = {"/bin": "usr/bin", "/sbin": "usr/sbin", "/lib": "usr/lib", "/lib64": "usr/lib64"}
@@ -80,7 +81,7 @@ def bwrap_args(packages: dict[str, str], hide: list[str], keep: list[str], privi
     shown = pythons + list(SYSTEM) + [os.path.realpath(k) for k in keep]
     covered = [p for p in course_files(site_dirs(pythons + list(SYSTEM))) + hide if any(_within(p, q) for q in shown)]
     args = ["--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox",
-            "--die-with-parent", "--tmpfs", "/"]
+            "--die-with-parent", "--tmpfs", "/", "--tmpfs", "/tmp"]
     if privileged:
         # The zygote stays root in the host's user namespace so that each session can get a
         # dedicated uid; it keeps only what setting up a session needs.
@@ -88,7 +89,7 @@ def bwrap_args(packages: dict[str, str], hide: list[str], keep: list[str], privi
             args += ["--cap-add", cap]
     else:
         args += ["--unshare-user", "--cap-add", "CAP_SYS_ADMIN"]
-    made: set[str] = {"/"}
+    made: set[str] = {"/", "/tmp"}
 
     def parents(path: str) -> None:
         parts = path.strip("/").split("/")[:-1]
@@ -118,16 +119,20 @@ def bwrap_args(packages: dict[str, str], hide: list[str], keep: list[str], privi
         made.add(p)
         args += ["--ro-bind", p, p]
         visible.append(p)
-    for p in sorted(set(covered)):
-        if os.path.isdir(p) and not os.path.islink(p):
+        if _within(p, "/tmp"):   # each session mounts its own /tmp: it binds this one back from STASH
+            parents(STASH + p)
+            args += ["--ro-bind", p, STASH + p]
+    stashed = [STASH + p for p in covered if _within(p, "/tmp") and any(_within(p, v) for v in visible)]
+    for p in sorted(set(covered)) + sorted(stashed):
+        if os.path.isdir(p.removeprefix(STASH)) and not os.path.islink(p.removeprefix(STASH)):
             args += ["--perms", "0555", "--tmpfs", p, "--remount-ro", p]
-        elif os.path.lexists(p):
+        elif os.path.lexists(p.removeprefix(STASH)):
             args += ["--ro-bind", "/dev/null", p]
     parents(LIB + "/x")
     for name, src in sorted(packages.items()):
         dest = f"{LIB}/{name}" if os.path.isdir(src) else f"{LIB}/{name}.py"
         args += ["--ro-bind", src, dest]
-    args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/dev/shm", "--remount-ro", "/",
+    args += ["--dev", "/dev", "--proc", "/proc", "--dir", "/dev/shm", "--remount-ro", "/",
              "--chdir", "/"]
     return args, {"visible_read_only": ["/usr", *visible], "cut_out": sorted(set(covered))}
 
@@ -148,7 +153,13 @@ def enter(scratch_mb: int, shm_mb: int, owner: int | None) -> None:
     syscalls.mount(None, "/", None, syscalls.MS_REC | syscalls.MS_PRIVATE)
     syscalls.mount("proc", "/proc", "proc", syscalls.MS_NOSUID | syscalls.MS_NODEV | syscalls.MS_NOEXEC)
     flags = syscalls.MS_NOSUID | syscalls.MS_NODEV
+    under_tmp = [p for p in python_paths() if _within(p, "/tmp")]   # a Python in a checkout under /tmp
     syscalls.mount("tmpfs", "/tmp", "tmpfs", flags, f"mode=1777,size={scratch_mb}m,nr_inodes=16384")
+    for python in under_tmp:   # bound back read-only over the session's own /tmp
+        if os.path.isdir(STASH + python):
+            os.makedirs(python, 0o755, exist_ok=True)
+            syscalls.mount(STASH + python, python, None, syscalls.MS_BIND | syscalls.MS_REC)
+            syscalls.mount(None, python, None, syscalls.MS_REMOUNT | syscalls.MS_BIND | syscalls.MS_RDONLY | syscalls.MS_REC)
     syscalls.mount("tmpfs", "/dev/shm", "tmpfs", flags, f"mode=1777,size={shm_mb}m,nr_inodes=1024")
     runtime = os.path.join(LIB, RUNTIME)
     if os.path.isdir(runtime):
