@@ -448,13 +448,7 @@ class PostNormBlock(PreNormBlock):
 _OWN_BLOCK = ("Build the block from its parts (self.norm1, self.norm2, the attention and MLP helpers); "
               "nn.TransformerEncoderLayer and its relatives are off limits in any form, subclassed or borrowed.")
 
-ENTRIES += [
-    wrong(
-        "B6-subclasses-encoder-layer",
-        "Subclasses nn.TransformerEncoderLayer and runs its forward, the layer B6 asks you to build yourself.",
-        _OWN_BLOCK,
-        "B6_code",
-        '''
+_SUBCLASSES = '''
 class PreNormBlock(nn.TransformerEncoderLayer):
     def __init__(self, d_model, n_heads, d_ff=None):
         super().__init__(d_model, n_heads, d_ff or 4 * d_model, dropout=0.0, activation="gelu",
@@ -463,15 +457,9 @@ class PreNormBlock(nn.TransformerEncoderLayer):
     def forward(self, x, causal=True):
         T = x.shape[1]
         return super().forward(x, src_mask=torch.ones(T, T, dtype=torch.bool).triu(1) if causal else None)
-''',
-    ),
-    wrong(
-        "B6-borrows-encoder-forward",
-        "Copies its weights into an nn.TransformerEncoderLayer and runs that layer's forward, taken "
-        "before the checks run.",
-        _OWN_BLOCK,
-        "B6_code",
-        '''
+'''
+
+_BORROWS = '''
 _encoder_forward = nn.TransformerEncoderLayer.forward
 
 
@@ -484,46 +472,30 @@ def _forward(self, x, causal=True):
 
 
 PreNormBlock.forward = _forward
-''',
-    ),
-    wrong(
-        "B7-subclasses-encoder-layer",
-        "Subclasses nn.TransformerEncoderLayer (norm_first=False) and runs its forward, the layer B7 asks "
-        "you to build yourself.",
-        _OWN_BLOCK,
-        "B7_code",
-        '''
-class PostNormBlock(nn.TransformerEncoderLayer):
-    def __init__(self, d_model, n_heads, d_ff=None):
-        super().__init__(d_model, n_heads, d_ff or 4 * d_model, dropout=0.0, activation="gelu",
-                         batch_first=True, norm_first=False)
-
-    def forward(self, x, causal=True):
-        T = x.shape[1]
-        return super().forward(x, src_mask=torch.ones(T, T, dtype=torch.bool).triu(1) if causal else None)
-''',
-    ),
-    wrong(
-        "B7-borrows-encoder-forward",
-        "Copies its weights into an nn.TransformerEncoderLayer (norm_first=False) and runs that layer's "
-        "forward, taken before the checks run.",
-        _OWN_BLOCK,
-        "B7_code",
-        '''
-_encoder_forward = nn.TransformerEncoderLayer.forward
+'''
 
 
-def _forward(self, x, causal=True):
-    T, d = x.shape[1], x.shape[2]
-    layer = nn.TransformerEncoderLayer(d, self.self_attn.num_heads, self.linear1.out_features, dropout=0.0,
-                                       activation="gelu", batch_first=True, norm_first=False)
-    layer.load_state_dict(self.state_dict())
-    return _encoder_forward(layer, x, src_mask=torch.ones(T, T, dtype=torch.bool).triu(1) if causal else None)
+def _post_norm(code: str) -> str:
+    """The same route taken by PostNormBlock (B7): the other class, the norms after the sublayers."""
+    return code.replace("PreNormBlock", "PostNormBlock").replace("norm_first=True", "norm_first=False")
 
 
-PostNormBlock.forward = _forward
-''',
-    ),
+ENTRIES += [
+    wrong("B6-subclasses-encoder-layer",
+          "Subclasses nn.TransformerEncoderLayer and runs its forward, the layer B6 asks you to build yourself.",
+          _OWN_BLOCK, "B6_code", _SUBCLASSES),
+    wrong("B6-borrows-encoder-forward",
+          "Copies its weights into an nn.TransformerEncoderLayer and runs that layer's forward, taken "
+          "before the checks run.",
+          _OWN_BLOCK, "B6_code", _BORROWS),
+    wrong("B7-subclasses-encoder-layer",
+          "Subclasses nn.TransformerEncoderLayer (norm_first=False) and runs its forward, the layer B7 asks "
+          "you to build yourself.",
+          _OWN_BLOCK, "B7_code", _post_norm(_SUBCLASSES)),
+    wrong("B7-borrows-encoder-forward",
+          "Copies its weights into an nn.TransformerEncoderLayer (norm_first=False) and runs that layer's "
+          "forward, taken before the checks run.",
+          _OWN_BLOCK, "B7_code", _post_norm(_BORROWS)),
 ]
 
 VARIANTS += [
