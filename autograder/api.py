@@ -14,6 +14,7 @@ import os
 import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import nullcontext
 from pathlib import Path
 
 from autograder.grader_side import pipeline
@@ -55,10 +56,10 @@ def autograded_folder(root: Path) -> Path:
 def record_gradebook(results: dict, submissions: Path, repo: Path = REPO) -> None:
     """Write a results document of the submissions in ``submissions`` into the gradebook and
     autograded/ of the course at ``repo`` (what ``autograde(..., gradebook=True)`` does on the way)."""
-    recorder = _recorder(repo, results["assignment"])
     folders = find_submissions(submissions)
-    for sid, result in results["students"].items():
-        _record_safely(recorder, sid, result, folders[sid])
+    with _recorder(repo, results["assignment"]) as recorder:
+        for sid, result in results["students"].items():
+            _record_safely(recorder, sid, result, folders[sid])
 
 
 # ---- autograde -------------------------------------------------------------------------------
@@ -87,23 +88,30 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     Where student code cannot be isolated (no namespaces or bubblewrap) this raises CourseError
     with the reason, unless ``allow_weak_isolation``: then ``isolation["weak"]`` records it.
     """
-    import torch
-
-    from autograder.grader_side.sandbox import SandboxError
-
     a = Assignment(assignment, repo)
     for notebook in a.notebooks:
         a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
     students = find_submissions(submissions)
-    recorder = _recorder(repo, assignment) if gradebook else None
-    if scheduler:
-        from autograder.grader_side import cluster
+    with _recorder(repo, assignment) if gradebook else nullcontext() as recorder:
+        if scheduler:
+            from autograder.grader_side import cluster
 
-        doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress)
-        if recorder:
-            for sid, result in doc["students"].items():
-                _record_safely(recorder, sid, result, students[sid])
-        return doc
+            doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress)
+            if recorder:
+                for sid, result in doc["students"].items():
+                    _record_safely(recorder, sid, result, students[sid])
+            return doc
+        return _autograde_here(a, students, workers, timeout, progress, (repo, submissions), recorder,
+                               allow_weak_isolation)
+
+
+def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, timeout: float, progress, hide,
+                    recorder, allow_weak_isolation: bool) -> dict:
+    """``autograde`` on this machine: a pool of threads, each grading in the one warm sandbox."""
+    import torch
+
+    from autograder.grader_side.sandbox import SandboxError
+
     # The grader's own tensors (references, comparisons) are tiny: torch's intra-op threads would
     # only spin, at about 0.1 s of core time per submission. Parallelism comes from the tasks.
     torch.set_num_threads(1)
@@ -111,7 +119,7 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     started = time.monotonic()
     results: dict[str, dict] = {}
     try:
-        sandbox = grading_sandbox(timeout, hide=(repo, submissions), allow_weak_isolation=allow_weak_isolation)
+        sandbox = grading_sandbox(timeout, hide=hide, allow_weak_isolation=allow_weak_isolation)
     except SandboxError as exc:
         raise CourseError(str(exc)) from None
     with sandbox:
@@ -126,7 +134,7 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
                 if progress:
                     progress(futures[future])
         isolation = dict(sandbox.isolation)
-    return {"assignment": assignment, "isolation": isolation, "workers": workers,
+    return {"assignment": a.name, "isolation": isolation, "workers": workers,
             "seconds": round(time.monotonic() - started, 2),
             "students": {sid: results[sid] for sid in sorted(results)}}
 

@@ -163,7 +163,8 @@ def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(grade
     result = copy.deepcopy(results["students"]["ref"])
     (row,) = [r for r in result["questions"]["C3"]["checks"] if r["id"] == "C3_answer"]
     row["review"] = "'the feed-forward part, mostly' (neither accepted nor rejected)"
-    Recorder(Course(root), ASSIGNMENT).record("ref-reviewed", result, root / "submitted" / "ref")
+    with Recorder(Course(root), ASSIGNMENT) as recorder:
+        recorder.record("ref-reviewed", result, root / "submitted" / "ref")
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         grades = {g.name: g for nb in gb.find_submission(ASSIGNMENT, "ref-reviewed").notebooks for g in nb.grades}
         assert grades["C3_answer"].needs_manual_grade and grades["C3_answer"].score == 0

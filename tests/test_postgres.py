@@ -8,28 +8,29 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from autograder import api
 from autograder.grader_side.assignment import CourseError
-from autograder.grader_side.gradebook import record
 from autograder.grader_side.misconceptions import catalogue, edits
 from autograder.tooling.sampleclass import write_submission
+from conftest import validate_results
 
 ASSIGNMENT = "transformer-block"
 
 
 @pytest.fixture
 def course_on_postgres(course, postgres, tmp_path, request):
-    """A copy of the course whose nbgrader gradebook is a fresh PostgreSQL database holding the
-    assignment (recorded by ``nbgrader generate_assignment``)."""
+    """A copy of the course whose ``nbgrader_config.py`` names a fresh PostgreSQL database as its
+    gradebook, holding the assignment (recorded by ``nbgrader generate_assignment``)."""
     root = tmp_path / "course"
     shutil.copytree(course, root, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback", "gradebook.db"))
     url = postgres.createdb(request.node.name.lower()[:60])
-    api.nbgrader("generate_assignment", ASSIGNMENT, "--force", f"--db={url}", "--log-level=WARN", repo=root)
+    with open(root / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.CourseDirectory.db_url = {url!r}\n")
+    api.nbgrader("generate_assignment", ASSIGNMENT, "--force", "--log-level=WARN", repo=root)
     return root, url
 
 
@@ -42,9 +43,9 @@ def write_class(folder: Path, assignment, students: int) -> dict[str, Path]:
     return folder
 
 
-def exported(root: Path, url: str) -> dict[str, float]:
+def exported(root: Path) -> dict[str, float]:
     """Student -> score, from `nbgrader export`'s CSV."""
-    api.nbgrader("export", f"--db={url}", "--log-level=WARN", repo=root)
+    api.nbgrader("export", "--log-level=WARN", repo=root)
     with open(root / "grades.csv", newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["assignment"] == ASSIGNMENT]
     students = [r["student_id"] for r in rows]
@@ -56,49 +57,57 @@ def exported(root: Path, url: str) -> dict[str, float]:
 def test_nbgrader_autograde_and_export_use_a_postgresql_gradebook(course_on_postgres, assignment):
     root, url = course_on_postgres
     write_class(root / "submitted", assignment, 2)
-    api.nbgrader("autograde", ASSIGNMENT, "--force", f"--db={url}", "--log-level=WARN", repo=root)
+    api.nbgrader("autograde", ASSIGNMENT, "--force", "--log-level=WARN", repo=root)
     ours = api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root)
-    theirs = exported(root, url)
+    theirs = exported(root)
     assert theirs == {sid: r["score"] for sid, r in ours["students"].items()}
     assert len(set(theirs.values())) == 2, "one honest and one wrong submission"
 
 
 @pytest.mark.slow
-def test_two_graders_recording_halves_at_once_leave_one_complete_gradebook(course_on_postgres, assignment, tmp_path):
+def test_two_course_autogrades_on_halves_at_once_leave_one_complete_gradebook(course_on_postgres, assignment,
+                                                                             tmp_path):
+    """Two ``course autograde`` processes, started together on the two halves of a class, write
+    into the course's PostgreSQL gradebook at the same time."""
     root, url = course_on_postgres
-    graded = api.autograde(ASSIGNMENT, write_class(tmp_path / "class", assignment, 4), workers=2, repo=root)
-    # A bigger class from these real results, so the two writers overlap for a while.
-    students = {f"{sid}-{k:02d}": r for k in range(15) for sid, r in graded["students"].items()}
-    names = sorted(students)
-    start = time.time() + 5   # both writers start at this moment
-    writers = []
-    for i, half in enumerate((names[0::2], names[1::2])):
-        path = tmp_path / f"half{i}.json"
-        path.write_text(json.dumps(dict(graded, students={s: students[s] for s in half})))
-        writers.append(subprocess.Popen(
-            [sys.executable, "-c", "import json, sys, time\n"
-             "from autograder.grader_side.gradebook import record\n"
-             "results = json.loads(open(sys.argv[1]).read())\n"
-             "time.sleep(max(0.0, float(sys.argv[3]) - time.time()))\n"
-             "print(record(results, sys.argv[2]))", str(path), url, str(start)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-    outputs = [w.communicate(timeout=600) for w in writers]
-    assert [w.returncode for w in writers] == [0, 0], [err[-2000:] for _, err in outputs]
-    assert [out.strip() for out, _ in outputs] == [str(len(names) // 2)] * 2
+    everyone = write_class(tmp_path / "class", assignment, 12)
+    halves = []
+    for i in range(2):
+        half = tmp_path / f"half{i}"
+        for student in sorted(everyone.iterdir())[i::2]:
+            shutil.copytree(student, half / student.name)
+        halves.append(half)
+    graders = [subprocess.Popen([sys.executable, "-m", "autograder.cli", "autograde", ASSIGNMENT, "--submissions",
+                                 str(half), "--gradebook", "--workers", "1", "--out", str(tmp_path / f"{half.name}.json")],
+                                cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+               for half in halves]
+    outputs = [g.communicate(timeout=600) for g in graders]
+    assert [g.returncode for g in graders] == [0, 0], [err[-2000:] for _, err in outputs]
+    students = {}
+    for half in halves:
+        students.update(validate_results(json.loads((tmp_path / f"{half.name}.json").read_text()))["students"])
+    unwritten = [flag for r in students.values() for flag in r.get("flags", []) if "gradebook" in flag]
+    assert not unwritten, "every student was written"
 
     from nbgrader.api import Gradebook
     with Gradebook(url) as gb:
         submissions = gb.assignment_submissions(ASSIGNMENT)
-        assert sorted(s.student_id for s in submissions) == names
+        assert sorted(s.student_id for s in submissions) == sorted(students)
         for s in submissions:
             ours = {row["id"]: row["score"] for q in students[s.student_id]["questions"].values() for row in q["checks"]}
             theirs = {g.name: g.auto_score for nb in s.notebooks for g in nb.grades if g.auto_score is not None}
             assert theirs == ours, s.student_id
-    assert exported(root, url) == {sid: r["score"] for sid, r in students.items()}
+    assert exported(root) == {sid: r["score"] for sid, r in students.items()}
     assert len({r["score"] for r in students.values()}) > 1
+    assert sorted(p.name for p in (root / "autograded").iterdir()) == sorted(students)
 
 
-def test_recording_into_a_gradebook_without_the_assignment_says_what_to_do(postgres):
+def test_grading_into_a_gradebook_without_the_assignment_says_what_to_do(course, postgres, tmp_path):
+    root = tmp_path / "course"
+    shutil.copytree(course, root, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback", "gradebook.db"))
     url = postgres.createdb("empty_gradebook")
+    with open(root / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.CourseDirectory.db_url = {url!r}\n")
+    (tmp_path / "class").mkdir()
     with pytest.raises(CourseError, match="generate_assignment"):
-        record({"assignment": ASSIGNMENT, "students": {}}, url)
+        api.autograde(ASSIGNMENT, tmp_path / "class", repo=root, gradebook=True)

@@ -8,14 +8,21 @@ uses), then ``SaveAutoGrades``, ``MarkForReview`` and the late penalty into the 
 Re-grading a student replaces their autograded scores; a manual score a TA already gave (C8) is
 kept, and, as nbgrader does, its grade is listed for the TA to look at again.
 
-``record(results, db_url)`` writes a results document into a gradebook alone (no notebooks), for
-results graded elsewhere. Several graders may record into one PostgreSQL database at the same time
-(for example two ``course autograde`` runs on the two halves of a class): opening the gradebook
-(which may create its tables) is serialised with an advisory lock, each student is one
-transaction, and a write that collides with another grader's is rolled back and retried.
+A :class:`Recorder` holds one gradebook session for a whole batch and writes each student as one
+transaction. nbgrader's preprocessors open the gradebook themselves, once per notebook, and commit
+after every cell, and its metadata check compiles its JSON schema again for every cell: while a
+student is recorded they are lent the batch's session (their commits only flush) and a schema
+compiled once (:func:`_lent`). That is what makes recording cost milliseconds, not a second.
+
+Several graders may record into one PostgreSQL gradebook at the same time (two ``course
+autograde`` runs on the two halves of a class): opening it (which may create its tables) is
+serialised with an advisory lock, and a student whose write collides with another grader's is
+rolled back and written again.
 """
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import os
 import shutil
@@ -23,12 +30,17 @@ import sys
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
+import jsonschema
 import nbformat
-from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
+from nbgrader.api import BaseCell, Comment, Grade, Gradebook, InvalidEntry, MissingEntry
 from nbgrader.apps.baseapp import NbGrader
+from nbgrader.nbgraderformat import common as nbgrader_format
+from nbgrader.utils import parse_utc
 from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades)
-from sqlalchemy.exc import SAWarning
+from nbgrader.preprocessors import latesubmissions, overwritecells, overwritekernelspec, saveautogrades
+from sqlalchemy.exc import IntegrityError, SAWarning
 
 from autograder.grader_side.assignment import Assignment, CourseError
 from autograder.grader_side import nbgrader_execute
@@ -36,9 +48,12 @@ from autograder.grader_side.nbgrader_execute import MarkForReview, write_outcome
 from autograder.grader_side.pipeline import Outcome
 from autograder.grader_side.pipeline.read import MAX_BYTES
 
-# nbgrader's Autograde.sanitize_preprocessors, and its autograde_preprocessors after execution.
+# nbgrader's Autograde.sanitize_preprocessors, and its autograde_preprocessors after execution
+# (its closing CheckCellMetadata left out: nothing after sanitizing changes cell metadata).
 SANITIZE = tuple(nbgrader_execute.SANITIZE)
-RECORD = (IgnorePattern, LimitOutput, SaveAutoGrades, MarkForReview, AssignLatePenalties, CheckCellMetadata)
+RECORD = (IgnorePattern, LimitOutput, SaveAutoGrades, MarkForReview, AssignLatePenalties)
+assert CheckCellMetadata in SANITIZE
+RETRIES = 5
 
 
 def _alembic_on_path() -> None:
@@ -78,19 +93,13 @@ class Course:
 
 
 class Recorder:
-    """Writes graded students into one course's gradebook and autograded/ folder, one at a time."""
+    """Writes graded students into one course's gradebook and autograded/ folder, one at a time,
+    through one gradebook session: use it as a context manager."""
 
     def __init__(self, course: Course, assignment: str):
         self.course, self.name = course, assignment
         self.assignment = Assignment(assignment, course.root)
-        missing = f"run `nbgrader generate_assignment {assignment}` (or `course release`) in {course.root} first"
-        if course.db_url.startswith("sqlite:///") and not Path(course.db_url[len("sqlite:///"):]).is_file():
-            raise CourseError(f"no gradebook {course.db_url[len('sqlite:///'):]}: {missing}")
-        with Gradebook(course.db_url, course.coursedir.course_id) as gb:
-            try:
-                self.notebooks = [n.name for n in gb.find_assignment(assignment).notebooks]
-            except MissingEntry:
-                raise CourseError(f"the gradebook {course.db_url} has no assignment {assignment!r}: {missing}") from None
+        self.gb: Gradebook | None = None
         self.preprocessors = {pp: pp(config=course.config) for pp in SANITIZE + RECORD}
         # nbgrader's notes on each answered solution cell ("checksum has changed") are not news here.
         quiet = logging.getLogger("autograder.gradebook")
@@ -98,49 +107,197 @@ class Recorder:
         for pp in self.preprocessors.values():
             pp.log = quiet
 
+    def __enter__(self) -> Recorder:
+        course, name = self.course, self.name
+        missing = f"run `nbgrader generate_assignment {name}` (or `course release`) in {course.root} first"
+        if course.db_url.startswith("sqlite:///") and not Path(course.db_url[len("sqlite:///"):]).is_file():
+            raise CourseError(f"no gradebook {course.db_url[len('sqlite:///'):]}: {missing}")
+        self.gb = _opened(course.db_url, course.coursedir.course_id)
+        try:
+            self.source = _Source(self.gb, name)
+        except MissingEntry:
+            self.gb.close()
+            raise CourseError(f"the gradebook {_safe(course.db_url)} has no assignment {name!r}: {missing}") from None
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.gb.close()
+
     def record(self, student: str, result: dict, folder: Path) -> None:
         """Write ``result`` (one student of a results document), graded from ``folder``."""
-        with warnings.catch_warnings():
-            # nbgrader's gradebook trips SQLAlchemy's autoflush notes on every new submission.
-            warnings.filterwarnings("ignore", category=SAWarning)
-            self._record(student, result, folder)
-
-    def _record(self, student: str, result: dict, folder: Path) -> None:
-        outcomes = {row["id"]: Outcome(row["passed"], row["message"], review=row.get("review"))
-                    for q in result.get("questions", {}).values() for row in q.get("checks", [])}
+        for attempt in range(RETRIES):
+            try:
+                with warnings.catch_warnings():
+                    # nbgrader's gradebook trips SQLAlchemy's autoflush notes on every new submission.
+                    warnings.filterwarnings("ignore", category=SAWarning)
+                    graded = self._record(student, result, folder)
+                break
+            except (InvalidEntry, IntegrityError):   # another grader wrote the same row first: again
+                self.gb.db.rollback()
+                if attempt == RETRIES - 1:
+                    raise
+            except BaseException:
+                self.gb.db.rollback()
+                raise
         dest = self.course.folder("autograded", student, self.name)
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
         for path in _bookkeeping(folder, self.name):
             shutil.copy(path, dest / path.name)
-        db_url, course_id = self.course.db_url, self.course.coursedir.course_id
-        with Gradebook(db_url, course_id) as gb:
-            gb.update_or_create_student(student)
-            when = self.course.coursedir.get_existing_timestamp(str(dest))
-            gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
-        for notebook in self.notebooks:
-            nb = _read(folder, self.name, notebook)
-            resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
-                                                              "notebook": notebook, "db_url": db_url}}
-            try:
-                if nb is None:
-                    raise ValueError("missing or unreadable")
-                for pp in SANITIZE:
-                    nb, resources = self.preprocessors[pp](nb, resources)
-                look = [row["id"] for qid in result.get("needs_manual_grade", [])
-                        for row in result.get("questions", {}).get(qid, {}).get("checks", [])]
-                resources["course"] = {"review": write_outcomes(nb, outcomes, self.assignment, notebook),
-                                       "look": [cid for cid in look if cid in self.assignment.tests(notebook)]}
-                for pp in RECORD:
-                    nb, resources = self.preprocessors[pp](nb, resources)
-            except Exception:   # nbgrader's rule for a notebook it cannot grade: zero everywhere
-                with Gradebook(db_url, course_id) as gb:
+        for notebook, nb in graded.items():
+            nbformat.write(nb, dest / f"{notebook}.ipynb")
+
+    def _record(self, student: str, result: dict, folder: Path) -> dict:
+        """Write the student's grades (committed together); return their autograded notebooks."""
+        gb, db_url = self.gb, self.course.db_url
+        outcomes = {row["id"]: Outcome(row["passed"], row["message"], review=row.get("review"))
+                    for q in result.get("questions", {}).values() for row in q.get("checks", [])}
+        look = [row["id"] for qid in result.get("needs_manual_grade", [])
+                for row in result.get("questions", {}).get(qid, {}).get("checks", [])]
+        gb.update_or_create_student(student)
+        when = _timestamp(folder, self.name)
+        gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
+        graded = {}
+        with _lent(gb, self.source):
+            for notebook in self.source.notebooks:
+                nb = _read(folder, self.name, notebook)
+                resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
+                                                                  "notebook": notebook, "db_url": db_url}}
+                try:
+                    if nb is None:
+                        raise ValueError("missing or unreadable")
+                    for pp in SANITIZE:
+                        nb, resources = self.preprocessors[pp](nb, resources)
+                    resources["course"] = {"review": write_outcomes(nb, outcomes, self.assignment, notebook),
+                                           "look": [cid for cid in look if cid in self.assignment.tests(notebook)]}
+                    for pp in RECORD:
+                        nb, resources = self.preprocessors[pp](nb, resources)
+                except (InvalidEntry, IntegrityError):
+                    raise
+                except Exception as exc:   # nbgrader's rule for a notebook it cannot grade: zero everywhere
+                    result.setdefault("flags", []).append(
+                        f"{notebook}.ipynb is recorded in nbgrader's gradebook as 0 points: nbgrader could not "
+                        f"process it ({type(exc).__name__}: {exc})"[:300])
                     for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
                         grade.auto_score, grade.needs_manual_grade = 0, False
-                    gb.db.commit()
-                continue
-            nbformat.write(nb, dest / f"{notebook}.ipynb")
+                    continue
+                graded[notebook] = nb
+        gb.db.commit()
+        return graded
+
+
+class _Waiting:
+    """A gradebook session whose ``commit`` does nothing: the student's changes are committed together
+    (the session flushes them before every query, so each query sees them)."""
+
+    def __init__(self, session):
+        self._session = session
+
+    def commit(self) -> None:
+        return None
+
+    def __getattr__(self, name):
+        return getattr(self._session, name)
+
+
+class _Source:
+    """The assignment's cells as the gradebook holds them, read once per batch: per notebook, each
+    cell's name, type, locked flag, checksum, source and (graded cells) points."""
+
+    def __init__(self, gb: Gradebook, assignment: str):
+        self.notebooks = {}
+        for notebook in gb.find_assignment(assignment).notebooks:
+            cells = {c.name: SimpleNamespace(name=c.name, cell_type=c.cell_type, locked=c.locked, checksum=c.checksum,
+                                             source=c.source) for c in notebook.source_cells}
+            for c in notebook.grade_cells:
+                cells[c.name].max_score = c.max_score
+            self.notebooks[notebook.name] = cells
+
+    def cell(self, name: str, notebook: str, points: bool = False):
+        found = self.notebooks.get(notebook, {}).get(name)
+        if found is None or (points and not hasattr(found, "max_score")):
+            raise MissingEntry(f"no cell {name} in notebook {notebook}")
+        return found
+
+
+class _LentGradebook:
+    """The batch's gradebook as nbgrader's preprocessors open it (``with Gradebook(db_url) as gb``)
+    while one student is recorded: the same session, not closed at the end of the ``with``; the
+    lookups they make for every cell answered from rows read once (the assignment's cells per
+    batch, the student's grades and comments per notebook); the rest is the gradebook's own."""
+
+    def __init__(self, gb: Gradebook, source: _Source):
+        self._gb, self._source, self.db = gb, source, _Waiting(gb.db)
+        self._rows: dict[tuple, dict] = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def find_source_cell(self, name: str, notebook: str, assignment: str):
+        return self._source.cell(name, notebook)
+
+    def find_graded_cell(self, name: str, notebook: str, assignment: str):
+        return self._source.cell(name, notebook, points=True)
+
+    def find_grade(self, name: str, notebook: str, assignment: str, student: str) -> Grade:
+        return self._row(Grade, name, notebook, assignment, student)
+
+    def find_comment(self, name: str, notebook: str, assignment: str, student: str) -> Comment:
+        return self._row(Comment, name, notebook, assignment, student)
+
+    def _row(self, model, name: str, notebook: str, assignment: str, student: str):
+        key = (model, notebook, assignment, student)
+        if key not in self._rows:
+            submitted = self._gb.find_submission_notebook(notebook, assignment, student)
+            self._rows[key] = dict((cell, row) for row, cell in self._gb.db.query(model, BaseCell.name).join(
+                BaseCell, BaseCell.id == model.cell_id).filter(model.notebook_id == submitted.id))
+        if name not in self._rows[key]:
+            raise MissingEntry(f"no {model.__name__.lower()} {name} in {notebook} of {student}")
+        return self._rows[key][name]
+
+    def __getattr__(self, name):
+        return getattr(self._gb, name)
+
+
+# The modules whose preprocessors open the gradebook themselves, and the name they open it by.
+_OPENERS = (overwritekernelspec, overwritecells, saveautogrades, latesubmissions, nbgrader_execute)
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled(schema_json: str):
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _validate(instance, schema) -> None:
+    """``jsonschema.validate`` with the schema checked and compiled once, not once per cell."""
+    _compiled(json.dumps(schema, sort_keys=True)).validate(instance)
+
+
+@contextmanager
+def _lent(gb: Gradebook, source: _Source):
+    """While recording one student (on the one thread that records): nbgrader's preprocessors get
+    the batch's gradebook session and a compiled schema instead of opening and compiling their own."""
+    lent = _LentGradebook(gb, source)
+    swaps = [(module, "Gradebook", lambda *args, **kwargs: lent) for module in _OPENERS]
+    swaps.append((nbgrader_format, "jsonschema", SimpleNamespace(validate=_validate)))
+    originals = [getattr(module, name) for module, name, _ in swaps]
+    for module, name, replacement in swaps:
+        setattr(module, name, replacement)
+    try:
+        yield lent
+    finally:
+        for (module, name, _), original in zip(swaps, originals):
+            setattr(module, name, original)
 
 
 # nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback
@@ -158,6 +315,18 @@ def _bookkeeping(folder: Path, name: str) -> list[Path]:
     return found
 
 
+def _timestamp(folder: Path, name: str):
+    """When the submission was made, from its timestamp.txt (as nbgrader's collect writes it); None
+    where there is none, or it is not a time (it may come from the student's side of the exchange)."""
+    for path in _bookkeeping(folder, name):
+        if path.name == "timestamp.txt":
+            try:
+                return parse_utc(path.read_text().strip()) or None
+            except Exception:
+                return None
+    return None
+
+
 def _read(folder: Path, name: str, notebook: str):
     for path in (folder / f"{notebook}.ipynb", folder / name / f"{notebook}.ipynb"):
         if path.is_file() and not path.is_symlink():
@@ -170,61 +339,15 @@ def _read(folder: Path, name: str, notebook: str):
     return None
 
 
-# ---- results alone, safe for concurrent graders ----------------------------------------------
-
-RETRIES = 5
 _LOCK_KEY = 0x636F75727365   # "course": one advisory lock shared by every grader of the database
 
 
-def record(results: dict, db_url: str, course_id: str = "default_course") -> int:
-    """Write ``results`` (a course autograde results document) into the gradebook at ``db_url``;
-    returns how many students were recorded."""
-    with _opened(db_url, course_id) as gb, warnings.catch_warnings():
-        # nbgrader's add_submission builds rows in a way SQLAlchemy 2 warns about (harmlessly).
-        warnings.simplefilter("ignore", SAWarning)
-        try:
-            gb.find_assignment(results["assignment"])
-        except MissingEntry:
-            raise CourseError(f"the gradebook at {_safe(db_url)} has no assignment {results['assignment']!r}: "
-                              f"run `nbgrader generate_assignment {results['assignment']} --db={_safe(db_url)}` "
-                              "first") from None
-        for student, result in results["students"].items():
-            for attempt in range(RETRIES):
-                try:
-                    _record_student(gb, results["assignment"], student, result)
-                    break
-                except InvalidEntry:   # another grader wrote the same row first: read it back and retry
-                    gb.db.rollback()
-                    if attempt == RETRIES - 1:
-                        raise
-    return len(results["students"])
-
-
-def _record_student(gb: Gradebook, assignment: str, student: str, result: dict) -> None:
-    scores = {row["id"]: row["score"] for q in (result.get("questions") or {}).values()
-              for row in q.get("checks") or []}
-    gb.update_or_create_student(student)
-    try:
-        submission = gb.find_submission(assignment, student)
-    except MissingEntry:
-        submission = gb.add_submission(assignment, student)
-    for notebook in submission.notebooks:
-        for grade in notebook.grades:
-            score = scores.get(grade.name)
-            grade.auto_score = score
-            grade.needs_manual_grade = score is None
-    gb.db.commit()
-
-
-@contextmanager
-def _opened(db_url: str, course_id: str):
+def _opened(db_url: str, course_id: str) -> Gradebook:
     """nbgrader's Gradebook; on PostgreSQL, opened under an advisory lock (opening creates the
     tables of an empty database, which two graders must not do at once)."""
     _alembic_on_path()
     if not db_url.startswith("postgresql"):
-        with Gradebook(db_url, course_id) as gb:
-            yield gb
-        return
+        return Gradebook(db_url, course_id)
     from sqlalchemy import create_engine, text
 
     engine = create_engine(db_url)
@@ -232,13 +355,11 @@ def _opened(db_url: str, course_id: str):
         with engine.connect() as lock:
             lock.execute(text("SELECT pg_advisory_lock(:key)"), {"key": _LOCK_KEY})
             try:
-                gb = Gradebook(db_url, course_id)
+                return Gradebook(db_url, course_id)
             finally:
                 lock.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": _LOCK_KEY})
     finally:
         engine.dispose()
-    with gb:
-        yield gb
 
 
 def _safe(db_url: str) -> str:
