@@ -9,10 +9,11 @@ Re-grading a student replaces their autograded scores; a manual score a TA alrea
 kept, and, as nbgrader does, its grade is listed for the TA to look at again.
 
 A :class:`Recorder` holds one gradebook session for a whole batch and writes each student as one
-transaction. nbgrader's preprocessors open the gradebook themselves, once per notebook, and commit
-after every cell, and its metadata check compiles its JSON schema again for every cell: while a
-student is recorded they are lent the batch's session (their commits only flush) and a schema
-compiled once (:func:`_lent`). That is what makes recording cost milliseconds, not a second.
+transaction. nbgrader's preprocessors open the gradebook themselves, once per notebook, look up
+every cell's rows one query at a time and commit after every cell: while a student is recorded
+they are lent the batch's session, whose commits wait for the student's, and whose lookups are
+answered from rows read once (:func:`_lent`). With the metadata check's schema compiled once
+(``nbgrader_execute.CheckCellMetadata``), recording a student costs milliseconds, not a second.
 
 Several graders may record into one PostgreSQL gradebook at the same time (two ``course
 autograde`` runs on the two halves of a class): opening it (which may create its tables) is
@@ -21,8 +22,6 @@ rolled back and written again.
 """
 from __future__ import annotations
 
-import functools
-import json
 import logging
 import os
 import shutil
@@ -32,13 +31,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 
-import jsonschema
 import nbformat
 from nbgrader.api import BaseCell, Comment, Grade, Gradebook, InvalidEntry, MissingEntry
 from nbgrader.apps.baseapp import NbGrader
-from nbgrader.nbgraderformat import common as nbgrader_format
 from nbgrader.utils import parse_utc
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern, LimitOutput, SaveAutoGrades)
+from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput, SaveAutoGrades
 from nbgrader.preprocessors import latesubmissions, overwritecells, overwritekernelspec, saveautogrades
 from sqlalchemy.exc import IntegrityError, SAWarning
 
@@ -52,7 +49,6 @@ from autograder.grader_side.pipeline.read import MAX_BYTES
 # (its closing CheckCellMetadata left out: nothing after sanitizing changes cell metadata).
 SANITIZE = tuple(nbgrader_execute.SANITIZE)
 RECORD = (IgnorePattern, LimitOutput, SaveAutoGrades, MarkForReview, AssignLatePenalties)
-assert CheckCellMetadata in SANITIZE
 RETRIES = 5
 
 
@@ -270,26 +266,12 @@ class _LentGradebook:
 _OPENERS = (overwritekernelspec, overwritecells, saveautogrades, latesubmissions, nbgrader_execute)
 
 
-@functools.lru_cache(maxsize=4)
-def _compiled(schema_json: str):
-    schema = json.loads(schema_json)
-    cls = jsonschema.validators.validator_for(schema)
-    cls.check_schema(schema)
-    return cls(schema)
-
-
-def _validate(instance, schema) -> None:
-    """``jsonschema.validate`` with the schema checked and compiled once, not once per cell."""
-    _compiled(json.dumps(schema, sort_keys=True)).validate(instance)
-
-
 @contextmanager
 def _lent(gb: Gradebook, source: _Source):
     """While recording one student (on the one thread that records): nbgrader's preprocessors get
-    the batch's gradebook session and a compiled schema instead of opening and compiling their own."""
+    the batch's gradebook session instead of opening their own."""
     lent = _LentGradebook(gb, source)
     swaps = [(module, "Gradebook", lambda *args, **kwargs: lent) for module in _OPENERS]
-    swaps.append((nbgrader_format, "jsonschema", SimpleNamespace(validate=_validate)))
     originals = [getattr(module, name) for module, name, _ in swaps]
     for module, name, replacement in swaps:
         setattr(module, name, replacement)

@@ -18,18 +18,24 @@ One warm sandbox serves the whole nbgrader process: started for the first notebo
 from __future__ import annotations
 
 import atexit
+import functools
+import json
 import os
 import threading
+from types import SimpleNamespace
 from pathlib import Path
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor
+import jsonschema
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput, DeduplicateIds, Execute,
-                                    IgnorePattern, LimitOutput, NbGraderPreprocessor, OverwriteCells,
-                                    OverwriteKernelspec, SaveAutoGrades)
+from nbgrader import preprocessors as nbgrader_preprocessors
+from nbgrader.nbgraderformat import common as nbgrader_format
+from nbgrader.preprocessors import (AssignLatePenalties, ClearOutput, DeduplicateIds, Execute, IgnorePattern,
+                                    LimitOutput, NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec,
+                                    SaveAutoGrades)
 from traitlets import Float
 
 # The ``ename`` of a test cell's error output (nbgrader scores any error output 0).
@@ -91,14 +97,41 @@ class MarkForReview(NbGraderPreprocessor):
         return nb, resources
 
 
+class CheckCellMetadata(nbgrader_preprocessors.CheckCellMetadata):
+    """nbgrader's check of the cells' nbgrader metadata, with its JSON schema checked and compiled
+    once per process (``jsonschema.validate``, which nbgrader calls for every cell, does both again
+    each time: a quarter of the grader's time in ``nbgrader autograde``)."""
+
+    def preprocess(self, nb, resources):
+        original = nbgrader_format.jsonschema
+        nbgrader_format.jsonschema = SimpleNamespace(validate=_validate)
+        try:
+            return super().preprocess(nb, resources)
+        finally:
+            nbgrader_format.jsonschema = original
+
+
+@functools.lru_cache(maxsize=4)
+def _compiled(schema_json: str):
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def _validate(instance, schema) -> None:
+    _compiled(json.dumps(schema, sort_keys=True)).validate(instance)
+
+
 # nbgrader's Autograde.sanitize_preprocessors, with made-up graded cells forgotten first.
 SANITIZE = [ForgetUnknownCells, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
 # nbgrader's Autograde.autograde_preprocessors, with the sandbox in place of the student's kernel.
 AUTOGRADE = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, MarkForReview,
              AssignLatePenalties, CheckCellMetadata]
-# nbgrader's own list: hidden tests run inside the student's kernel (for comparison only: bench/).
+# nbgrader's own lists: hidden tests run inside the student's kernel (for comparison only: bench/).
+STOCK_SANITIZE = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, nbgrader_preprocessors.CheckCellMetadata]
 STOCK = [Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
-         CheckCellMetadata]
+         nbgrader_preprocessors.CheckCellMetadata]
 
 
 def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, str]:
@@ -192,7 +225,8 @@ def _sandbox(root: Path, timeout: float, hide):
 
 STOCK_CONFIG = """
 # Stock nbgrader for a comparison: hidden tests run inside the student's kernel.
-from autograder.grader_side.nbgrader_execute import STOCK  # noqa: E402
+from autograder.grader_side.nbgrader_execute import STOCK, STOCK_SANITIZE  # noqa: E402
+c.Autograde.sanitize_preprocessors = STOCK_SANITIZE
 c.Autograde.autograde_preprocessors = STOCK
 """
 
