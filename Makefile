@@ -14,12 +14,16 @@ $(STAMP): pyproject.toml
 demo: $(STAMP) sandbox
 	$(BIN)/course demo
 
+# The test files run side by side, one process per core; a file's tests stay in one process, so
+# a module's graded class is built once.
+PYTEST := $(BIN)/python -m pytest -n auto --dist loadfile
+
 test: $(STAMP) browser sandbox postgresql
-	$(BIN)/python -m pytest
+	$(PYTEST)
 
 # The quick loop while working: everything but the suites marked slow.
 test-fast: $(STAMP) browser sandbox postgresql
-	$(BIN)/python -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 # The page tests render feedback and the report in Debian's headless Chromium.
 browser:

@@ -11,6 +11,12 @@ from autograder.grader_side.assignment import Assignment
 pytest_plugins = ("servers",)   # real PostgreSQL and dask servers on 127.0.0.1 (tests/servers.py)
 
 
+def pytest_collection_modifyitems(items):
+    """The files marked slow first: `make test` runs the files side by side, one per process, and
+    the long ones started early finish with the rest instead of after them."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session")
 def course(tmp_path_factory) -> Path:
     """A course folder with solutions/ rebuilt from the text sources and a fresh nbgrader release."""

@@ -8,6 +8,7 @@ of its entries killed; a variant that loses a point is a false reject.
 """
 from __future__ import annotations
 
+import shutil
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -73,7 +74,9 @@ def run(graders=GRADERS, workers: int = 0) -> Report:
     with tempfile.TemporaryDirectory() as tmp:
         submissions = pack(report.entries + report.variants)
         halves = [submissions[0::2], submissions[1::2]] if "nbgrader" in graders else [submissions]
-        courses = [_course(Path(tmp) / f"course{i}", half) for i, half in enumerate(halves)]
+        course = Path(tmp) / "template"
+        api.make_course(course)
+        courses = [_course(course, Path(tmp) / f"course{i}", half) for i, half in enumerate(halves)]
         if "course" in graders:
             report.scores["course"], report.failed["course"] = {}, {}
             for root, packed in courses:
@@ -107,9 +110,11 @@ def pack(entries) -> list[list]:
     return groups
 
 
-def _course(root: Path, groups) -> tuple[Path, dict]:
-    """A throwaway course folder with one submission per group (only the notebook it changes)."""
-    a = api.make_course(root)
+def _course(template: Path, root: Path, groups) -> tuple[Path, dict]:
+    """A copy of the fresh course ``template`` with one submission per group (only the notebook it
+    changes)."""
+    shutil.copytree(template, root, symlinks=True)
+    a = Assignment(repo=root)
     packed = {}
     for number, group in enumerate(groups):
         notebook = contract.QUESTIONS[group[0].question].notebook
