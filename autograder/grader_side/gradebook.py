@@ -9,11 +9,8 @@ Re-grading a student replaces their autograded scores; a manual score a TA alrea
 kept, and, as nbgrader does, its grade is listed for the TA to look at again.
 
 A :class:`Recorder` holds one gradebook session for a whole batch and writes each student as one
-transaction. nbgrader's preprocessors open the gradebook themselves, once per notebook, look up
-every cell's rows one query at a time and commit after every cell: while a student is recorded
-they are lent the batch's session, whose commits wait for the student's, and whose lookups are
-answered from rows read once (:func:`_lent`). With the metadata check's schema compiled once
-(``nbgrader_execute.CheckCellMetadata``), recording a student costs milliseconds, not a second.
+transaction: nbgrader's preprocessors are lent that session (``lent_gradebook``), so recording a
+student costs milliseconds, not a second.
 
 Several graders may record into one PostgreSQL gradebook at the same time (two ``course
 autograde`` runs on the two halves of a class): opening it (which may create its tables) is
@@ -27,21 +24,19 @@ import os
 import shutil
 import sys
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
-from types import SimpleNamespace
 
 import nbformat
-from nbgrader.api import BaseCell, Comment, Grade, Gradebook, InvalidEntry, MissingEntry
+from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
 from nbgrader.apps.baseapp import NbGrader
 from nbgrader.utils import parse_utc
-from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput, SaveAutoGrades
-from nbgrader.preprocessors import latesubmissions, overwritecells, overwritekernelspec, saveautogrades
+from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput
 from sqlalchemy.exc import IntegrityError, SAWarning
 
 from autograder.grader_side.assignment import Assignment, CourseError
 from autograder.grader_side import nbgrader_execute
-from autograder.grader_side.nbgrader_execute import MarkForReview, write_outcomes
+from autograder.grader_side.lent_gradebook import Source, lent
+from autograder.grader_side.nbgrader_execute import MarkForReview, SaveAutoGrades, write_outcomes
 from autograder.grader_side.pipeline import Outcome
 from autograder.grader_side.pipeline.read import MAX_BYTES
 
@@ -110,7 +105,7 @@ class Recorder:
             raise CourseError(f"no gradebook {course.db_url[len('sqlite:///'):]}: {missing}")
         self.gb = _opened(course.db_url, course.coursedir.course_id)
         try:
-            self.source = _Source(self.gb, name)
+            self.source = Source(self.gb, name)
         except MissingEntry:
             self.gb.close()
             raise CourseError(f"the gradebook {_safe(course.db_url)} has no assignment {name!r}: {missing}") from None
@@ -155,7 +150,7 @@ class Recorder:
         when = _timestamp(folder, self.name)
         gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
         graded = {}
-        with _lent(gb, self.source):
+        with lent(gb, self.source):
             for notebook in self.source.notebooks:
                 nb = _read(folder, self.name, notebook)
                 resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
@@ -181,105 +176,6 @@ class Recorder:
                 graded[notebook] = nb
         gb.db.commit()
         return graded
-
-
-class _Waiting:
-    """A gradebook session whose ``commit`` does nothing: the student's changes are committed together
-    (the session flushes them before every query, so each query sees them)."""
-
-    def __init__(self, session):
-        self._session = session
-
-    def commit(self) -> None:
-        return None
-
-    def __getattr__(self, name):
-        return getattr(self._session, name)
-
-
-class _Source:
-    """The assignment's cells as the gradebook holds them, read once per batch: per notebook, each
-    cell's name, type, locked flag, checksum, source and (graded cells) points."""
-
-    def __init__(self, gb: Gradebook, assignment: str):
-        self.notebooks = {}
-        for notebook in gb.find_assignment(assignment).notebooks:
-            cells = {c.name: SimpleNamespace(name=c.name, cell_type=c.cell_type, locked=c.locked, checksum=c.checksum,
-                                             source=c.source) for c in notebook.source_cells}
-            for c in notebook.grade_cells:
-                cells[c.name].max_score = c.max_score
-            self.notebooks[notebook.name] = cells
-
-    def cell(self, name: str, notebook: str, points: bool = False):
-        found = self.notebooks.get(notebook, {}).get(name)
-        if found is None or (points and not hasattr(found, "max_score")):
-            raise MissingEntry(f"no cell {name} in notebook {notebook}")
-        return found
-
-
-class _LentGradebook:
-    """The batch's gradebook as nbgrader's preprocessors open it (``with Gradebook(db_url) as gb``)
-    while one student is recorded: the same session, not closed at the end of the ``with``; the
-    lookups they make for every cell answered from rows read once (the assignment's cells per
-    batch, the student's grades and comments per notebook); the rest is the gradebook's own."""
-
-    def __init__(self, gb: Gradebook, source: _Source):
-        self._gb, self._source, self.db = gb, source, _Waiting(gb.db)
-        self._rows: dict[tuple, dict] = {}
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    def close(self) -> None:
-        return None
-
-    def find_source_cell(self, name: str, notebook: str, assignment: str):
-        return self._source.cell(name, notebook)
-
-    def find_graded_cell(self, name: str, notebook: str, assignment: str):
-        return self._source.cell(name, notebook, points=True)
-
-    def find_grade(self, name: str, notebook: str, assignment: str, student: str) -> Grade:
-        return self._row(Grade, name, notebook, assignment, student)
-
-    def find_comment(self, name: str, notebook: str, assignment: str, student: str) -> Comment:
-        return self._row(Comment, name, notebook, assignment, student)
-
-    def _row(self, model, name: str, notebook: str, assignment: str, student: str):
-        key = (model, notebook, assignment, student)
-        if key not in self._rows:
-            submitted = self._gb.find_submission_notebook(notebook, assignment, student)
-            self._rows[key] = dict((cell, row) for row, cell in self._gb.db.query(model, BaseCell.name).join(
-                BaseCell, BaseCell.id == model.cell_id).filter(model.notebook_id == submitted.id))
-        if name not in self._rows[key]:
-            raise MissingEntry(f"no {model.__name__.lower()} {name} in {notebook} of {student}")
-        return self._rows[key][name]
-
-    def __getattr__(self, name):
-        return getattr(self._gb, name)
-
-
-# The modules whose preprocessors open the gradebook themselves, and the name they open it by.
-_OPENERS = (overwritekernelspec, overwritecells, saveautogrades, latesubmissions, nbgrader_execute)
-
-
-@contextmanager
-def _lent(gb: Gradebook, source: _Source):
-    """While recording one student (on the one thread that records): nbgrader's preprocessors get
-    the batch's gradebook session instead of opening their own."""
-    lent = _LentGradebook(gb, source)
-    swaps = [(module, "Gradebook", lambda *args, **kwargs: lent) for module in _OPENERS]
-    originals = [getattr(module, name) for module, name, _ in swaps]
-    for module, name, replacement in swaps:
-        setattr(module, name, replacement)
-    try:
-        yield lent
-    finally:
-        for (module, name, _), original in zip(swaps, originals):
-            setattr(module, name, original)
 
 
 # nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback

@@ -22,21 +22,22 @@ import functools
 import json
 import os
 import threading
-from types import SimpleNamespace
 from pathlib import Path
+from types import SimpleNamespace
 
-from nbconvert.preprocessors import ClearMetadataPreprocessor
 import jsonschema
+from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbformat.notebooknode import NotebookNode
+from nbgrader import preprocessors as nbgrader_preprocessors
 from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
-from nbgrader import preprocessors as nbgrader_preprocessors
 from nbgrader.nbgraderformat import common as nbgrader_format
 from nbgrader.preprocessors import (AssignLatePenalties, ClearOutput, DeduplicateIds, Execute, IgnorePattern,
-                                    LimitOutput, NbGraderPreprocessor, OverwriteCells, OverwriteKernelspec,
-                                    SaveAutoGrades)
+                                    LimitOutput, NbGraderPreprocessor, OverwriteKernelspec)
 from traitlets import Float
+
+from autograder.grader_side.lent_gradebook import one_transaction
 
 # The ``ename`` of a test cell's error output (nbgrader scores any error output 0).
 FAILED = "CheckFailed"
@@ -97,6 +98,22 @@ class MarkForReview(NbGraderPreprocessor):
         return nb, resources
 
 
+class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
+    """nbgrader's, with the notebook's source cells read once, not one query per cell (``lent_gradebook``)."""
+
+    def preprocess(self, nb, resources):
+        with one_transaction(resources):
+            return super().preprocess(nb, resources)
+
+
+class SaveAutoGrades(nbgrader_preprocessors.SaveAutoGrades):
+    """nbgrader's, writing the notebook's grades in one transaction, not one per cell (``lent_gradebook``)."""
+
+    def preprocess(self, nb, resources):
+        with one_transaction(resources):
+            return super().preprocess(nb, resources)
+
+
 class CheckCellMetadata(nbgrader_preprocessors.CheckCellMetadata):
     """nbgrader's check of the cells' nbgrader metadata, with its JSON schema checked and compiled
     once per process (``jsonschema.validate``, which nbgrader calls for every cell, does both again
@@ -129,9 +146,10 @@ SANITIZE = [ForgetUnknownCells, ClearOutput, DeduplicateIds, OverwriteKernelspec
 AUTOGRADE = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, MarkForReview,
              AssignLatePenalties, CheckCellMetadata]
 # nbgrader's own lists: hidden tests run inside the student's kernel (for comparison only: bench/).
-STOCK_SANITIZE = [ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, nbgrader_preprocessors.CheckCellMetadata]
-STOCK = [Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, AssignLatePenalties,
-         nbgrader_preprocessors.CheckCellMetadata]
+STOCK_SANITIZE = [ClearOutput, DeduplicateIds, OverwriteKernelspec, nbgrader_preprocessors.OverwriteCells,
+                  nbgrader_preprocessors.CheckCellMetadata]
+STOCK = [Execute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, nbgrader_preprocessors.SaveAutoGrades,
+         AssignLatePenalties, nbgrader_preprocessors.CheckCellMetadata]
 
 
 def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, str]:

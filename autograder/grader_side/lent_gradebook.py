@@ -1,0 +1,145 @@
+"""One gradebook session lent to nbgrader's preprocessors.
+
+nbgrader's autograde steps each open the gradebook themselves, once per notebook, look up every
+cell's rows one query at a time, and commit after every cell. Lent a session (:func:`lent`), they
+open it instead, its commits wait for the lender's, and their per-cell lookups are answered from
+rows read once: the same rows written, at a fraction of the cost. ``course autograde`` lends its
+batch's session while it records a student (one transaction per student); in ``nbgrader
+autograde``, the course's ``OverwriteCells`` and ``SaveAutoGrades`` lend one per step
+(:func:`one_transaction`).
+"""
+from __future__ import annotations
+
+import importlib
+from contextlib import contextmanager
+from types import SimpleNamespace
+
+from nbgrader.api import BaseCell, Comment, Grade, Gradebook, MissingEntry
+
+
+class _Waiting:
+    """A gradebook session whose ``commit`` does nothing: the changes are committed together by the
+    lender (the session flushes them before every query, so each query sees them)."""
+
+    def __init__(self, session):
+        self._session = session
+
+    def commit(self) -> None:
+        return None
+
+    def __getattr__(self, name):
+        return getattr(self._session, name)
+
+
+class Source:
+    """The assignment's cells as the gradebook holds them, read once: per notebook (or ``only`` the
+    one), each cell's name, type, locked flag, checksum, source and (graded cells) points."""
+
+    def __init__(self, gb: Gradebook, assignment: str, only: str | None = None):
+        self.notebooks = {}
+        for notebook in gb.find_assignment(assignment).notebooks:
+            if only and notebook.name != only:
+                continue
+            cells = {c.name: SimpleNamespace(name=c.name, cell_type=c.cell_type, locked=c.locked, checksum=c.checksum,
+                                             source=c.source) for c in notebook.source_cells}
+            for c in notebook.grade_cells:
+                cells[c.name].max_score = c.max_score
+            self.notebooks[notebook.name] = cells
+
+    def cell(self, name: str, notebook: str, points: bool = False):
+        found = self.notebooks.get(notebook, {}).get(name)
+        if found is None or (points and not hasattr(found, "max_score")):
+            raise MissingEntry(f"no cell {name} in notebook {notebook}")
+        return found
+
+
+class LentGradebook:
+    """A gradebook as nbgrader's preprocessors open it (``with Gradebook(db_url) as gb``): one
+    session, not closed at the end of the ``with``; the lookups they make for every cell answered
+    from rows read once (the assignment's cells, the student's grades and comments per notebook);
+    the rest is the gradebook's own."""
+
+    def __init__(self, gb: Gradebook, source: Source):
+        self._gb, self._source, self.db = gb, source, _Waiting(gb.db)
+        self._rows: dict[tuple, dict] = {}
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def find_source_cell(self, name: str, notebook: str, assignment: str):
+        return self._source.cell(name, notebook)
+
+    def find_graded_cell(self, name: str, notebook: str, assignment: str):
+        return self._source.cell(name, notebook, points=True)
+
+    def find_grade(self, name: str, notebook: str, assignment: str, student: str) -> Grade:
+        return self._row(Grade, name, notebook, assignment, student)
+
+    def find_comment(self, name: str, notebook: str, assignment: str, student: str) -> Comment:
+        return self._row(Comment, name, notebook, assignment, student)
+
+    def _row(self, model, name: str, notebook: str, assignment: str, student: str):
+        key = (model, notebook, assignment, student)
+        if key not in self._rows:
+            submitted = self._gb.find_submission_notebook(notebook, assignment, student)
+            self._rows[key] = dict((cell, row) for row, cell in self._gb.db.query(model, BaseCell.name).join(
+                BaseCell, BaseCell.id == model.cell_id).filter(model.notebook_id == submitted.id))
+        if name not in self._rows[key]:
+            raise MissingEntry(f"no {model.__name__.lower()} {name} in {notebook} of {student}")
+        return self._rows[key][name]
+
+    def __getattr__(self, name):
+        return getattr(self._gb, name)
+
+
+# The modules whose preprocessors open the gradebook themselves (by this name), ours included.
+_OPENERS = ("nbgrader.preprocessors.overwritekernelspec", "nbgrader.preprocessors.overwritecells",
+            "nbgrader.preprocessors.saveautogrades", "nbgrader.preprocessors.latesubmissions",
+            "autograder.grader_side.nbgrader_execute")
+_lending: list[LentGradebook] = []   # the session lent now, if any (one thread grades per process)
+
+
+@contextmanager
+def lent(gb: Gradebook, source: Source):
+    """Until the end of the ``with``, nbgrader's preprocessors open ``gb``'s session (lent, never
+    closed, its commits waiting) instead of their own gradebook. Within a lent session this
+    changes nothing."""
+    if _lending:
+        yield _lending[-1]
+        return
+    loan = LentGradebook(gb, source)
+    modules = [importlib.import_module(name) for name in _OPENERS]
+    originals = [module.Gradebook for module in modules]
+    for module in modules:
+        module.Gradebook = lambda *args, **kwargs: loan
+    _lending.append(loan)
+    try:
+        yield loan
+    finally:
+        _lending.pop()
+        for module, original in zip(modules, originals):
+            module.Gradebook = original
+
+
+@contextmanager
+def one_transaction(resources: dict):
+    """For one of nbgrader's own steps on one notebook (``nbgrader autograde``): the gradebook
+    opened once and lent for the step, its changes committed together at the end."""
+    if _lending:
+        yield
+        return
+    info = resources["nbgrader"]
+    with Gradebook(info["db_url"]) as gb:
+        try:
+            with lent(gb, Source(gb, info["assignment"], only=info["notebook"])):
+                yield
+            gb.db.commit()
+        except BaseException:
+            gb.db.rollback()
+            raise
