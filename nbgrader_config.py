@@ -29,6 +29,11 @@ c.Autograde.sanitize_preprocessors = SANITIZE
 c.Autograde.autograde_preprocessors = AUTOGRADE
 c.SandboxExecute.timeout = 60.0
 
+# nbgrader export: the same CSV, with names and ids that look like spreadsheet formulas made harmless.
+from autograder.reports.exports import NbgraderCsvExport  # noqa: E402
+
+c.ExportApp.plugin_class = NbgraderCsvExport
+
 # An LMS download for `nbgrader zip_collect`: files named <student>_<notebook>.ipynb, in
 # downloaded/<assignment>/archive/ (zip archives are unpacked first). A student id may hold
 # underscores (j_smith_build.ipynb is j_smith's build.ipynb); notebook names hold none.

@@ -18,6 +18,16 @@ from autograder.grader_side.assignment import ASSIGNMENT, REPO
 from autograder.reports.escape import for_terminal
 
 
+def _workers(text: str) -> int:
+    try:
+        count = int(text)
+    except ValueError:
+        count = -1
+    if count < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of workers: give 1 or more (0 means one per core)")
+    return count
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="course", description="Release, grade and report the course's problem sets.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -36,7 +46,7 @@ def main(argv=None) -> int:
                         "course's submitted/, no for another --submissions folder)")
     p.add_argument("--out", type=Path, default=Path("results.json"))
     p.add_argument("--csv", type=Path, default=None)
-    p.add_argument("--workers", type=int, default=0, help="parallel submissions (default: one per core)")
+    p.add_argument("--workers", type=_workers, default=0, help="parallel submissions (default, or 0: one per core)")
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
     p.add_argument("--allow-weak-isolation", action="store_true",
                    help="grade even where student code cannot be isolated (recorded in the results)")

@@ -303,3 +303,9 @@ def test_a_missing_submissions_folder_is_a_usage_error(tmp_path):
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "autograde", "transformer-block", "--submissions",
                            str(tmp_path / "nowhere")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "no submissions folder" in done.stderr
+
+
+def test_a_negative_worker_count_is_a_usage_error():
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "autograde", "transformer-block", "--workers", "-2"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "'-2' is not a number of workers" in done.stderr

@@ -109,3 +109,21 @@ def test_course_grade_prints_a_hostile_message_without_its_escapes(hostile):
     stdout = done.stdout.decode()
     assert "erased your screen" in stdout                                  # the message itself is kept
     assert not CONTROL.search(stdout.replace("\n", "")), repr(stdout)
+
+
+def test_nbgrader_export_writes_names_that_look_like_formulas_as_text(course, tmp_path):
+    """nbgrader's own `export`, as the course configures it: a student whose id and names came from
+    a roster or an LMS as formulas (or with a comma) is one row of harmless cells."""
+    import shutil
+
+    from autograder import api
+
+    root = shutil.copytree(course, tmp_path / "course", symlinks=True,
+                           ignore=shutil.ignore_patterns("submitted", "autograded", "feedback"))
+    api.nbgrader("db", "student", "add", FORMULAS[0], f"--last-name={FORMULAS[1]}", "--first-name=Doe, Jane",
+                 "--log-level=WARN", repo=root)
+    api.nbgrader("export", "--to=export.csv", "--log-level=WARN", repo=root)
+    with open(root / "export.csv", newline="") as f:
+        (row,) = [r for r in csv.DictReader(f) if r["first_name"] == "Doe, Jane"]
+    assert row["student_id"] == "'" + FORMULAS[0] and row["last_name"] == "'" + FORMULAS[1]
+    assert row["assignment"] == "transformer-block" and float(row["score"]) == 0.0
