@@ -20,7 +20,7 @@ from autograder import api
 from autograder.grader_side.assignment import REPO, solved
 from autograder.tooling.sampleclass import write_submission
 
-TIMEOUT = 15.0
+TIMEOUT = 10.0   # seconds per notebook: what each endless loop costs
 WRONG = ("B1-sample-variance", "B6-no-causal-mask", "B7-pre-norm-wiring")   # catalogued wrong answers
 
 

@@ -19,7 +19,7 @@ from autograder import api
 from autograder.grader_side.assignment import Assignment
 from autograder.tooling.sampleclass import write_submission
 
-TIMEOUT = 15.0
+TIMEOUT = 10.0   # seconds per notebook: what each endless loop costs
 BIG_REPLIES = """
 import torch
 _big = torch.zeros(15_000_000)          # 60 MB, whatever a check asks

@@ -15,7 +15,7 @@ from nbgrader_course import ASSIGNMENT, clone_course, course_checks, gradebook_c
 
 pytestmark = pytest.mark.slow
 
-TIMEOUT = "15"   # seconds per notebook: what the endless loop costs
+TIMEOUT = "10"   # seconds per notebook: what the endless loop costs
 
 HOSTILE = {
     # Wrong B1 plus every comparison patched to say "equal".
