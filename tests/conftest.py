@@ -1,14 +1,21 @@
 """Shared fixtures: a throwaway course folder built from the repo's sources, like a TA's."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+import torch
 
 from autograder import api
 from autograder.grader_side.assignment import Assignment
 
 pytest_plugins = ("servers",)   # real PostgreSQL and dask servers on 127.0.0.1 (tests/servers.py)
+
+# The checks' tensors are tiny and `make test` runs a test process per core: one torch thread each,
+# as the graders use (more would only spin), here and in the kernels and commands the tests start.
+torch.set_num_threads(1)
+os.environ["OMP_NUM_THREADS"] = "1"
 
 
 def pytest_collection_modifyitems(items):

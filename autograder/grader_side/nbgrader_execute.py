@@ -232,6 +232,9 @@ def _sandbox(root: Path, timeout: float, hide):
 
     with _lock:
         if "sandbox" not in _shared:
+            import torch
+
+            torch.set_num_threads(1)   # the checks' tensors are tiny: more threads only spin (see api.autograde)
             sandbox = grading_sandbox(timeout, hide=(root, *hide))
             sandbox.__enter__()
             atexit.register(sandbox.__exit__, None, None, None)
