@@ -172,3 +172,36 @@ def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(grade
     nb = nbformat.read(root / "autograded" / "ref-reviewed" / ASSIGNMENT / "concepts.ipynb", as_version=4)
     (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "C3_answer"]
     assert "the feed-forward part, mostly" in cell.outputs[0]["evalue"]
+
+
+SCRIPT = "<script>document.title = 'owned'</script>"
+
+
+def test_html_a_student_wrote_is_escaped_where_a_ta_reads_it(course, tmp_path):
+    """A C8 answer, a markdown cell and a raw HTML cell holding a script reach the autograded
+    notebook (what formgrader shows in the TA's Jupyter session) and the feedback page as text,
+    through both graders; the course's own markup stays."""
+    import nbformat
+
+    from autograder.grader_side.assignment import Assignment
+
+    root = clone_course(course, tmp_path / "course")
+    a = Assignment(ASSIGNMENT, root)
+    folder = write_submission(root / "submitted" / "x_html", a)
+    nb = nbformat.read(folder / "concepts.ipynb", as_version=4)
+    (answer,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "C8_answer"]
+    answer.source = f"The MLP needs a nonlinearity. {SCRIPT}"
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"A note. {SCRIPT}"))
+    nb.cells.append(nbformat.v4.new_raw_cell(SCRIPT, metadata={"raw_mimetype": "text/html"}))
+    nbformat.write(nb, folder / "concepts.ipynb")
+    for grade in ("course autograde", "nbgrader autograde"):
+        if grade == "course autograde":
+            api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
+        else:
+            api.nbgrader("autograde", ASSIGNMENT, "--force", "--log-level=ERROR", repo=root)
+        api.nbgrader("generate_feedback", ASSIGNMENT, "--force", "--log-level=WARN", repo=root)
+        autograded = (root / "autograded" / "x_html" / ASSIGNMENT / "concepts.ipynb").read_text()
+        page = (root / "feedback" / "x_html" / ASSIGNMENT / "concepts.html").read_text()
+        for text in (autograded, page):
+            assert "<script>document" not in text, grade
+        assert "&lt;script&gt;document.title" in page and "The MLP needs a nonlinearity." in page, grade

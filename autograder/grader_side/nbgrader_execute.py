@@ -27,6 +27,7 @@ from types import SimpleNamespace
 
 import jsonschema
 from nbconvert.preprocessors import ClearMetadataPreprocessor
+from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat.notebooknode import NotebookNode
 from nbgrader import preprocessors as nbgrader_preprocessors
 from nbgrader import utils
@@ -35,7 +36,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.nbgraderformat import common as nbgrader_format
 from nbgrader.preprocessors import (AssignLatePenalties, ClearOutput, DeduplicateIds, Execute, IgnorePattern,
                                     LimitOutput, NbGraderPreprocessor, OverwriteKernelspec)
-from traitlets import Float
+from traitlets import Bool, Float
 
 from autograder.grader_side.lent_gradebook import one_transaction
 
@@ -114,6 +115,19 @@ class SaveAutoGrades(nbgrader_preprocessors.SaveAutoGrades):
             return super().preprocess(nb, resources)
 
 
+class SanitizeStudentHTML(SanitizeHTML):
+    """After ``OverwriteCells``: HTML a student wrote (a markdown answer, a raw cell, a rich output)
+    is escaped in the autograded notebook, which formgrader shows in the TA's Jupyter session and
+    ``generate_feedback`` turns into pages; the course's own locked cells keep their markup."""
+
+    enabled = Bool(True)
+
+    def preprocess_cell(self, cell, resources, index):
+        if utils.is_locked(cell):
+            return cell, resources
+        return super().preprocess_cell(cell, resources, index)
+
+
 class CheckCellMetadata(nbgrader_preprocessors.CheckCellMetadata):
     """nbgrader's check of the cells' nbgrader metadata, with its JSON schema checked and compiled
     once per process (``jsonschema.validate``, which nbgrader calls for every cell, does both again
@@ -140,8 +154,10 @@ def _validate(instance, schema) -> None:
     _compiled(json.dumps(schema, sort_keys=True)).validate(instance)
 
 
-# nbgrader's Autograde.sanitize_preprocessors, with made-up graded cells forgotten first.
-SANITIZE = [ForgetUnknownCells, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, CheckCellMetadata]
+# nbgrader's Autograde.sanitize_preprocessors, with made-up graded cells forgotten first and the
+# student's HTML escaped.
+SANITIZE = [ForgetUnknownCells, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, SanitizeStudentHTML,
+            CheckCellMetadata]
 # nbgrader's Autograde.autograde_preprocessors, with the sandbox in place of the student's kernel.
 AUTOGRADE = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, MarkForReview,
              AssignLatePenalties, CheckCellMetadata]
