@@ -29,8 +29,8 @@ from pathlib import Path
 import nbformat
 from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
 from nbgrader.apps.baseapp import NbGrader
-from nbgrader.utils import parse_utc
 from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput
+from nbgrader.utils import parse_utc
 from sqlalchemy.exc import IntegrityError, SAWarning
 
 from autograder.grader_side.assignment import Assignment, CourseError
