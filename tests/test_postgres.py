@@ -25,13 +25,18 @@ ASSIGNMENT = "transformer-block"
 def course_on_postgres(course, postgres, tmp_path, request):
     """A copy of the course whose ``nbgrader_config.py`` names a fresh PostgreSQL database as its
     gradebook, holding the assignment (recorded by ``nbgrader generate_assignment``)."""
-    root = tmp_path / "course"
-    shutil.copytree(course, root, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback", "gradebook.db"))
     url = postgres.createdb(request.node.name.lower()[:60])
-    with open(root / "nbgrader_config.py", "a") as config:
-        config.write(f"\nc.CourseDirectory.db_url = {url!r}\n")
+    root = copy_on(course, tmp_path / "course", url)
     api.nbgrader("generate_assignment", ASSIGNMENT, "--force", "--log-level=WARN", repo=root)
     return root, url
+
+
+def copy_on(course: Path, root: Path, url: str) -> Path:
+    """A copy of the course, without students or gradebook, whose ``nbgrader_config.py`` names ``url``."""
+    shutil.copytree(course, root, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback", "gradebook.db"))
+    with open(root / "nbgrader_config.py", "a") as config:
+        config.write(f"\nc.CourseDirectory.db_url = {url!r}\n")
+    return root
 
 
 def write_class(folder: Path, assignment, students: int) -> dict[str, Path]:
@@ -103,11 +108,7 @@ def test_two_course_autogrades_on_halves_at_once_leave_one_complete_gradebook(co
 
 
 def test_grading_into_a_gradebook_without_the_assignment_says_what_to_do(course, postgres, tmp_path):
-    root = tmp_path / "course"
-    shutil.copytree(course, root, ignore=shutil.ignore_patterns("submitted", "autograded", "feedback", "gradebook.db"))
-    url = postgres.createdb("empty_gradebook")
-    with open(root / "nbgrader_config.py", "a") as config:
-        config.write(f"\nc.CourseDirectory.db_url = {url!r}\n")
+    root = copy_on(course, tmp_path / "course", postgres.createdb("empty_gradebook"))
     (tmp_path / "class").mkdir()
     with pytest.raises(CourseError, match="generate_assignment"):
         api.autograde(ASSIGNMENT, tmp_path / "class", repo=root, gradebook=True)

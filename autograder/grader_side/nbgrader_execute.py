@@ -51,7 +51,6 @@ class SandboxExecute(NbGraderPreprocessor):
     timeout = Float(60.0, help="Wall-clock seconds one notebook may run in its sandbox").tag(config=True)
 
     def preprocess(self, nb, resources):
-        from autograder.grader_side.assignment import Assignment
 
         info = resources["nbgrader"]
         coursedir = _coursedir(self)
@@ -62,7 +61,7 @@ class SandboxExecute(NbGraderPreprocessor):
                                                     root, self.timeout, hide=(submitted,))
         for flag in flags:
             self.log.warning("%s: %s", info["student"], flag)
-        review = write_outcomes(nb, outcomes, Assignment(info["assignment"], root), info["notebook"])
+        review = write_outcomes(nb, outcomes, _assignment(info["assignment"], root), info["notebook"])
         resources.setdefault("course", {}).update(review=review, look=_checks_of(to_review, outcomes))
         return nb, resources
 
@@ -111,10 +110,8 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
             return super().preprocess(nb, resources)
 
     def _as_released(self, nb, info) -> set[str]:
-        from autograder.grader_side.assignment import Assignment
-
         try:
-            released = Assignment(info["assignment"], Path(_coursedir(self).root)).tests(info["notebook"])
+            released = _assignment(info["assignment"], Path(_coursedir(self).root)).tests(info["notebook"])
         except Exception:   # it only quiets warnings: never a reason to fail a notebook
             return set()
         ids = [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells]
@@ -219,6 +216,14 @@ def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, s
 
 def _error(message: str) -> NotebookNode:
     return NotebookNode(output_type="error", ename=FAILED, evalue=message, traceback=[f"{FAILED}: {message}"])
+
+
+@functools.lru_cache(maxsize=8)
+def _assignment(name: str, root: Path):
+    """The course's assignment, its notebooks read once per process (not once per graded notebook)."""
+    from autograder.grader_side.assignment import Assignment
+
+    return Assignment(name, root)
 
 
 def _coursedir(pp) -> CourseDirectory:

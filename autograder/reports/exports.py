@@ -43,11 +43,12 @@ class NbgraderCsvExport(CsvExportPlugin):
         with open(path, "w", newline="") as f:
             out = csv.writer(f)
             out.writerow(self.COLUMNS)
+            assignments, students = set(map(str, self.assignment)), set(map(str, self.student))
             for assignment in gradebook.assignments:
-                if self.assignment and assignment.name not in map(str, self.assignment):
+                if assignments and assignment.name not in assignments:
                     continue
                 for student in gradebook.students:
-                    if self.student and student.id not in map(str, self.student):
+                    if students and student.id not in students:
                         continue
                     row = self._row(gradebook, assignment, student)
                     out.writerow([for_csv("" if row[k] is None else str(row[k])) for k in self.COLUMNS])
