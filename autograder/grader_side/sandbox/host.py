@@ -88,9 +88,6 @@ def _zygote_env(home: str, lib: str) -> dict:
         "VECLIB_MAXIMUM_THREADS": one,
         "TOKENIZERS_PARALLELISM": "false",
         "CUDA_VISIBLE_DEVICES": "",
-        # The zygote's heap in transparent huge pages: forking a child then copies one page-table
-        # entry per 2 MiB instead of 512, which halves what a session costs (about 35 -> 20 ms).
-        "GLIBC_TUNABLES": "glibc.malloc.hugetlb=1",
     }
 
 

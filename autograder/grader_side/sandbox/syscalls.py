@@ -41,6 +41,7 @@ _libc.unshare.argtypes = [ctypes.c_int]
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_char_p]
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
 _libc.sethostname.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
 
 
 class _CapHeader(ctypes.Structure):
@@ -98,3 +99,30 @@ def load_seccomp(bpf: bytes) -> None:
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     if _libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.addressof(prog), 0, 0) != 0:
         raise _fail("seccomp")
+
+
+MADV_HUGEPAGE = 14
+MADV_COLLAPSE = 25
+_HUGE = 2 << 20
+
+
+def collapse_anonymous_memory() -> int:
+    """Back this process's private anonymous memory with huge pages where the kernel can
+    (MADV_COLLAPSE, Linux 6.1+), and return how many MiB it moved. A fork then copies one
+    page-table entry per 2 MiB instead of 512, and an exit frees as few."""
+    moved = 0
+    try:
+        with open("/proc/self/maps") as maps:
+            regions = [line.split() for line in maps]
+    except OSError:
+        return 0
+    for fields in regions:
+        perms, path = fields[1], fields[5] if len(fields) > 5 else ""
+        if not perms.startswith("rw") or perms[3] != "p" or path not in ("", "[heap]"):
+            continue
+        lo, hi = (int(x, 16) for x in fields[0].split("-"))
+        start, end = -(-lo // _HUGE) * _HUGE, hi // _HUGE * _HUGE
+        if end > start and _libc.madvise(start, end - start, MADV_HUGEPAGE) == 0 \
+                and _libc.madvise(start, end - start, MADV_COLLAPSE) == 0:
+            moved += (end - start) >> 20
+    return moved
