@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import importlib
 import re
 import symtable
 import sys
 import warnings
-from dataclasses import dataclass, field
+from collections import deque
+from dataclasses import dataclass, field, replace
 
 # ---- the rules -------------------------------------------------------------------------------
 
@@ -180,6 +182,7 @@ class _Stmt:
     later: set = field(default_factory=set)     # global names used when its functions run
     opaque: str = ""                # why it may bind any name at all ("" if it cannot)
     star: str = ""                  # module of a star import
+    nodes: list = field(default_factory=list)   # (node, inside a function body) in ast.walk's order
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -234,11 +237,28 @@ def _code_argument(call: ast.Call) -> tuple[bool, ast.AST | None]:
     return False, None
 
 
+# Cells up to this size are read once per grading process: the course's given cells, and any
+# cell several submissions share, are then parsed and analysed only the first time.
+_CACHED_CELL = 20_000
+
+
 def _statements(sources: list[str]) -> list[_Stmt]:
-    """Every top-level statement in run order, with code run from constant strings spliced in."""
+    """Every top-level statement in run order, with code run from constant strings spliced in,
+    each analysed (what it binds and uses)."""
+    return [replace(stmt, cell=cell) for cell, source in enumerate(sources)
+            for stmt in (_cell_statements(source) if len(source) <= _CACHED_CELL else _read_cell(source))]
+
+
+@functools.lru_cache(maxsize=2048)
+def _cell_statements(source: str) -> tuple[_Stmt, ...]:
+    return _read_cell(source)
+
+
+def _read_cell(source: str) -> tuple[_Stmt, ...]:
+    """One cell's statements, analysed, as cell 0 (the analysis is never changed afterwards)."""
     out: list[_Stmt] = []
 
-    def add(body, cell, host_line=None, depth=0):
+    def add(body, host_line=None, depth=0):
         for node in body:
             line = host_line or getattr(node, "lineno", 1)
             call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
@@ -247,15 +267,19 @@ def _statements(sources: list[str]) -> list[_Stmt]:
                 text = _fold(code) if code is not None else None
                 parsed = _parse(text) if isinstance(text, str) else None
                 if parsed is not None:
-                    add(parsed.body, cell, line, depth + 1)
+                    add(parsed.body, line, depth + 1)
                     continue
-            out.append(_Stmt(node, cell, line, host_line is not None))
+            out.append(_Stmt(node, 0, line, host_line is not None))
 
-    for cell, source in enumerate(sources):
-        module = _parse(source)
-        if module is not None:
-            add(module.body, cell)
-    return out
+    module = _parse(source)
+    if module is not None:
+        add(module.body)
+    for s in out:
+        try:
+            _analyse(s)
+        except RecursionError:
+            s.opaque = "code nested too deeply to read"
+    return tuple(out)
 
 
 # ---- what each statement binds and uses ------------------------------------------------------
@@ -284,8 +308,24 @@ def _target_names(target, names: list):
         _target_names(target.value, names)
 
 
+def _nodes(root) -> list[tuple[ast.AST, bool]]:
+    """Every node of ``root``, in ``ast.walk``'s order, with whether it lies in the body of a
+    function or lambda (code that runs only when called, in the function's own namespace)."""
+    out, todo = [], deque([(root, False)])
+    while todo:
+        node, inside = todo.popleft()
+        out.append((node, inside))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            body = {id(b) for b in node.body} if isinstance(node.body, list) else {id(node.body)}
+            todo.extend((child, inside or id(child) in body) for child in ast.iter_child_nodes(node))
+        else:
+            todo.extend((child, inside) for child in ast.iter_child_nodes(node))
+    return out
+
+
 def _analyse(stmt: _Stmt) -> None:
     node = stmt.node
+    stmt.nodes = _nodes(node)
     # Names it replaces outright (a plain top-level binding).
     direct: list[str] = []
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -316,11 +356,7 @@ def _analyse(stmt: _Stmt) -> None:
     for sym in table.get_symbols():
         if (sym.is_assigned() or sym.is_imported()) and sym.get_name() not in stmt.binds:
             stmt.binds[sym.get_name()] = "touch"
-    # Code inside a function runs only when called, in the function's own namespace.
-    functions = [fn for fn in ast.walk(node) if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))]
-    in_function = {id(inner) for fn in functions
-                   for part in ([fn.body] if isinstance(fn, ast.Lambda) else fn.body) for inner in ast.walk(part)}
-    for sub in ast.walk(node):
+    for sub, in_function in stmt.nodes:
         targets = []
         if isinstance(sub, (ast.Assign, ast.Delete)):
             targets = sub.targets
@@ -337,13 +373,13 @@ def _analyse(stmt: _Stmt) -> None:
         if isinstance(sub, ast.Call):
             runs, code = _code_argument(sub)
             # exec(code, namespace) inside a function writes only to the namespace it is given.
-            own_namespace = id(sub) in in_function and len(sub.args) > 1 and not (
+            own_namespace = in_function and len(sub.args) > 1 and not (
                 isinstance(sub.args[1], ast.Call) and isinstance(sub.args[1].func, ast.Name)
                 and sub.args[1].func.id == "globals")
             if runs and (code is None or not isinstance(_fold(code), str)) and not own_namespace:
                 stmt.opaque = "runs code built at run time"
             if isinstance(sub.func, ast.Name) and not sub.args and (
-                    sub.func.id == "globals" or sub.func.id in ("vars", "locals") and id(sub) not in in_function):
+                    sub.func.id == "globals" or sub.func.id in ("vars", "locals") and not in_function):
                 stmt.opaque = stmt.opaque or f"writes names through {sub.func.id}()"
         if isinstance(sub, ast.Name) and sub.id in ("builtins", "__builtins__"):
             stmt.opaque = stmt.opaque or "changes Python's builtins"
@@ -560,9 +596,11 @@ class _Scanner:
         s = self.program.stmts[i]
         if s.opaque:
             self.add("unsure", "dynamic", f"{s.opaque}, which may redefine it", s.node, (s.cell, s.line))
-        docstrings = {id(n.value) for n in ast.walk(s.node) if isinstance(n, ast.Expr)
+        nodes = [n for n, _ in s.nodes] if s.nodes else list(ast.walk(s.node))
+        docstrings = {id(n.value) for n in nodes if isinstance(n, ast.Expr)
                       and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
-        self.walk(s.node, s, docstrings, 0)
+        for node in nodes:
+            self.visit(node, s, docstrings, 0)
 
     def where(self, s: _Stmt, node) -> tuple[int, int]:
         if s.spliced or self.inside_string:
@@ -673,11 +711,6 @@ def judge(sources: list[str], questions=None, labels=None) -> dict[str, Verdict]
     """
     labels = labels or (lambda i: f"cell {i + 1}")
     stmts = _statements([s if isinstance(s, str) else "" for s in sources])
-    for s in stmts:
-        try:
-            _analyse(s)
-        except RecursionError:
-            s.opaque = "code nested too deeply to read"
     program = _Program(stmts)
     verdicts = {}
     for qid in (questions or RULES):
