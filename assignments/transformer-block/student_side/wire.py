@@ -38,6 +38,14 @@ def _pack(value, blobs, depth):
         return value
     if isinstance(value, (int, float)) and type(value) in (int, float):
         return value
+    if isinstance(value, (list, tuple)):
+        return [_pack(v, blobs, depth + 1) for v in value]
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise WireError("dict keys must be strings")
+        if "__array__" in value:
+            raise WireError("'__array__' is a reserved key")
+        return {k: _pack(v, blobs, depth + 1) for k, v in value.items()}
     if isinstance(value, (np.integer, np.floating, np.bool_)):
         return value.item()
     array = _as_array(value)
@@ -50,19 +58,12 @@ def _pack(value, blobs, depth):
             array = np.require(array, requirements='C')   # (ascontiguousarray would make a 0-d array 1-d)
         blobs.append(array.tobytes())
         return {"__array__": len(blobs) - 1, "dtype": name, "shape": list(array.shape)}
-    if isinstance(value, (list, tuple)):
-        return [_pack(v, blobs, depth + 1) for v in value]
-    if isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            raise WireError("dict keys must be strings")
-        if "__array__" in value:
-            raise WireError("'__array__' is a reserved key")
-        return {k: _pack(v, blobs, depth + 1) for k, v in value.items()}
     raise WireError(f"cannot send a {type(value).__name__}: return a tensor, a number, a string or a list of those")
 
 
 def _as_array(value):
-    """numpy view of a tensor or array, or None for anything else."""
+    """numpy view of a tensor's numbers (``tobytes`` copies them out), or the array itself, or
+    None for anything else."""
     if isinstance(value, np.ndarray):
         return value
     torch = _torch()
@@ -72,7 +73,7 @@ def _as_array(value):
         plain = torch.Tensor.cpu(plain)
         if plain.dtype == torch.bfloat16 or plain.dtype == torch.float16:
             plain = torch.Tensor.float(plain)
-        return torch.Tensor.numpy(torch.Tensor.contiguous(plain)).copy()
+        return torch.Tensor.numpy(torch.Tensor.contiguous(plain))
     return None
 
 

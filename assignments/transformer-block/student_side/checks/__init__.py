@@ -15,6 +15,7 @@ and how far off it was, never the probe values or the expected numbers of a hidd
 """
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 from dataclasses import dataclass
@@ -137,7 +138,7 @@ def normalize(text) -> str:
 
 def _spans(text_words, phrases) -> list[tuple[int, int]]:
     """Where phrases occur as whole words; 'feedforward' and 'feed forward' (and a plural s) alike."""
-    joined = {"".join(words(p)) for p in phrases} - {""}
+    joined = _glued(frozenset(phrases))
     spans = []
     for i in range(len(text_words)):
         glued = ""
@@ -146,6 +147,12 @@ def _spans(text_words, phrases) -> list[tuple[int, int]]:
             if glued in joined or (glued.endswith("s") and glued[:-1] in joined):
                 spans.append((i, j + 1))
     return spans
+
+
+@functools.lru_cache(maxsize=None)
+def _glued(phrases: frozenset) -> frozenset:
+    """Each phrase's words run together ('Feed-forward' -> 'feedforward'), once per set of phrases."""
+    return frozenset("".join(words(p)) for p in phrases) - {""}
 
 
 def _outside(spans, others) -> list:
