@@ -3,7 +3,8 @@
     .venv/bin/python bench/autograde_speed.py [--students 200] [--workers 2] [--no-cluster]
 
 Builds a throwaway course folder (sources rebuilt, fresh nbgrader release), writes N honest
-submissions (the solution, and a few catalogued wrong answers so scores vary), copies the course
+submissions (the solution, and a few catalogued wrong answers so scores vary; each student's code
+cells end with their own comment, so no two submissions are the same text), copies the course
 twice, and grades the same class with
 
 - ``course autograde`` (parallel, sandboxed, writing nbgrader's gradebook and autograded/),
@@ -45,7 +46,7 @@ def make_class(root: Path, students: int) -> Assignment:
     for i in range(students):
         entry = wrong[i % len(wrong)] if i % 4 == 3 else None   # every fourth student makes a mistake
         write_submission(root / "submitted" / f"student{i:03d}", a,
-                         edits=edits(entry, source[entry.cell]) if entry else None)
+                         edits=edits(entry, source[entry.cell]) if entry else None, signed=True)
     return a
 
 
@@ -78,7 +79,7 @@ def honest_core_seconds(root: Path, a: Assignment, students: int = 20) -> float:
     for n in (1, students):
         folder = root / f"honest{n}"
         for i in range(n):
-            write_submission(folder / f"honest{i:03d}", a)
+            write_submission(folder / f"honest{i:03d}", a, signed=True)
         before = core_seconds()
         api.autograde("transformer-block", folder, workers=1, repo=root)
         costs.append(core_seconds() - before)

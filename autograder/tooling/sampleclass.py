@@ -16,14 +16,20 @@ from autograder.grader_side.assignment import Assignment, notebook
 
 
 def write_submission(folder: Path, a: Assignment, edits=None, extra_cells=(), untouched=False,
-                     nested: bool = True, only: tuple[str, ...] | None = None) -> Path:
+                     nested: bool = True, only: tuple[str, ...] | None = None, signed: bool = False) -> Path:
     """Write one student's notebooks into ``folder`` (nbgrader's layout when ``nested``);
-    ``extra_cells`` go at the end of the last notebook; ``only`` limits which notebooks are written."""
+    ``extra_cells`` go at the end of the last notebook; ``only`` limits which notebooks are written.
+    ``signed`` ends each solution cell with a comment naming the student, so that no two students'
+    code is the same text (as in a real class, where the grader cannot reuse what it read before)."""
     target = folder / a.name if nested else folder
     target.mkdir(parents=True, exist_ok=True)
     for name in only or a.notebooks:
-        nbformat.write(notebook(a, name, edits, extra_cells if name == a.notebooks[-1] else (), untouched),
-                       target / f"{name}.ipynb")
+        nb = notebook(a, name, edits, extra_cells if name == a.notebooks[-1] else (), untouched)
+        if signed:
+            for cell in nb.cells:
+                if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code":
+                    cell.source = cell.source.rstrip("\n") + f"\n# written by {folder.name}\n"
+        nbformat.write(nb, target / f"{name}.ipynb")
     return target
 
 
