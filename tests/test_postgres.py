@@ -1,6 +1,6 @@
 """nbgrader's gradebook on a real PostgreSQL server (started by the test in a temporary folder):
-nbgrader's own autograde and export use it, and two graders recording the two halves of a class at
-the same time leave one complete, consistent gradebook."""
+nbgrader's own autograde and export use it, a TA's formgrader scores C8 in it, and two graders
+recording the two halves of a class at the same time leave one complete, consistent gradebook."""
 from __future__ import annotations
 
 import csv
@@ -17,6 +17,7 @@ from autograder.grader_side.assignment import CourseError
 from autograder.grader_side.misconceptions import catalogue, edits
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results
+from nbgrader_course import give_c8
 
 ASSIGNMENT = "transformer-block"
 
@@ -67,6 +68,19 @@ def test_nbgrader_autograde_and_export_use_a_postgresql_gradebook(course_on_post
     theirs = exported(root)
     assert theirs == {sid: r["score"] for sid, r in ours["students"].items()}
     assert len(set(theirs.values())) == 2, "one honest and one wrong submission"
+
+
+@pytest.mark.slow
+def test_a_ta_scores_c8_in_formgrader_on_a_postgresql_gradebook(course_on_postgres, assignment, tmp_path):
+    """formgrader, in a real Jupyter server started in the course folder, reads and writes the same
+    PostgreSQL gradebook that ``course autograde`` filled."""
+    root, url = course_on_postgres
+    write_submission(root / "submitted" / "ref", assignment)
+    api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
+    assert exported(root) == {"ref": 100.0}
+    give_c8(root, tmp_path, {"ref": 3.0})
+    assert exported(root) == {"ref": 103.0}
+    assert not (root / "gradebook.db").exists(), "the gradebook is the PostgreSQL one, not a SQLite file"
 
 
 @pytest.mark.slow

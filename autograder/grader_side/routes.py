@@ -237,8 +237,8 @@ def _code_argument(call: ast.Call) -> tuple[bool, ast.AST | None]:
     return False, None
 
 
-# Cells up to this size are read once per grading process: the course's given cells, and any
-# cell several submissions share, are then parsed and analysed only the first time.
+# Cells up to this size are kept once read (the last 256 of them, with their syntax trees: a few
+# MB): the course's given cells, and a cell several submissions share, are analysed only once.
 _CACHED_CELL = 20_000
 
 
@@ -249,7 +249,7 @@ def _statements(sources: list[str]) -> list[_Stmt]:
             for stmt in (_cell_statements(source) if len(source) <= _CACHED_CELL else _read_cell(source))]
 
 
-@functools.lru_cache(maxsize=2048)
+@functools.lru_cache(maxsize=256)
 def _cell_statements(source: str) -> tuple[_Stmt, ...]:
     return _read_cell(source)
 
