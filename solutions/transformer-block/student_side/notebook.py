@@ -46,8 +46,19 @@ def check(check_id: str, ns: dict | None = None) -> None:
 STUB = "see the TODO box"
 
 
+class Ready:
+    """What a hidden check cell shows once the names it checks are written."""
+
+    def __init__(self, names: tuple[str, ...]):
+        self.names = names
+
+    def __repr__(self) -> str:
+        return (f"{', '.join(f'`{n}`' for n in self.names)} written: this cell's hidden checks run when your "
+                "notebook is graded (the visible checks above are a first test)")
+
+
 def ready(*names: str, ns: dict | None = None) -> None:
-    """Fail unless every name is defined and no longer the release's stub.
+    """Fail unless every name is defined and no longer the release's stub; say so when they are.
 
     A hidden check cell runs this where students can see it, so an unfinished question fails
     its hidden cells in the notebook too, with a pointer to what is missing.
@@ -58,6 +69,8 @@ def ready(*names: str, ns: dict | None = None) -> None:
             raise CheckFailed(f"`{name}` is not defined yet: write it in the cell above and run that cell")
         if _is_stub(ns[name]):
             raise CheckFailed(f"`{name}` still raises NotImplementedError: write it (see the TODO box above it)")
+    from IPython.display import display
+    display(Ready(names))
 
 
 def _is_stub(obj) -> bool:
