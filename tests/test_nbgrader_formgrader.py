@@ -135,3 +135,32 @@ def test_html_a_student_wrote_is_escaped_where_a_ta_reads_it(course, tmp_path):
         for text in (autograded, page):
             assert "<script>document" not in text, grade
         assert "&lt;script&gt;document.title" in page and "The MLP needs a nonlinearity." in page, grade
+
+
+def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorded(graded, course, tmp_path):
+    """timestamp.txt can come from the student's side of the exchange: one that is not a time is
+    reported, and the student is recorded without a submission time; a real one is kept."""
+    import shutil
+    from datetime import datetime
+
+    from nbgrader.api import Gradebook
+
+    from autograder.grader_side.gradebook import Course, Recorder
+
+    _, results = graded
+    root = clone_course(course, tmp_path / "course")
+    flags = {}
+    with Recorder(Course(root), ASSIGNMENT) as recorder:
+        for sid, text in (("garbled", "next tuesday\x1b[2J"), ("on_time", "2026-11-30 10:00:00.000000 UTC")):
+            folder = shutil.copytree(graded[0] / "submitted" / "ref", tmp_path / sid)
+            (folder / ASSIGNMENT / "timestamp.txt").write_text(text)
+            result = copy.deepcopy(results["students"]["ref"])
+            recorder.record(sid, result, folder)
+            flags[sid] = result.get("flags", [])
+    assert [f for f in flags["garbled"] if f.startswith("timestamp.txt is not a time ('next tuesday")], flags
+    assert not any("timestamp" in f for f in flags["on_time"]), flags
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        garbled, on_time = (gb.find_submission(ASSIGNMENT, sid) for sid in ("garbled", "on_time"))
+        assert garbled.timestamp is None and garbled.score == 100
+        assert on_time.timestamp == datetime(2026, 11, 30, 10, 0) and on_time.score == 100
+    assert (root / "autograded" / "garbled" / ASSIGNMENT / "concepts.ipynb").is_file()

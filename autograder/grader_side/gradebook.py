@@ -39,6 +39,7 @@ from autograder.grader_side.lent_gradebook import Source, lent
 from autograder.grader_side.nbgrader_execute import MarkForReview, SaveAutoGrades, write_outcomes
 from autograder.grader_side.pipeline import Outcome
 from autograder.grader_side.pipeline.read import MAX_BYTES
+from autograder.student_side.checks import quoted
 
 # nbgrader's Autograde.sanitize_preprocessors, and its autograde_preprocessors after execution
 # (its closing CheckCellMetadata left out: nothing after sanitizing changes cell metadata).
@@ -147,7 +148,11 @@ class Recorder:
         look = [row["id"] for qid in result.get("needs_manual_grade", [])
                 for row in result.get("questions", {}).get(qid, {}).get("checks", [])]
         gb.update_or_create_student(student)
-        when = _timestamp(folder, self.name)
+        when, unread = _timestamp(folder, self.name)
+        if unread:
+            result.setdefault("flags", []).append(
+                f"timestamp.txt is not a time ({unread}): recorded without a submission time, so no late penalty "
+                "applies; check when it was handed in")
         gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
         graded = {}
         with lent(gb, self.source):
@@ -193,16 +198,19 @@ def _bookkeeping(folder: Path, name: str) -> list[Path]:
     return found
 
 
-def _timestamp(folder: Path, name: str):
-    """When the submission was made, from its timestamp.txt (as nbgrader's collect writes it); None
-    where there is none, or it is not a time (it may come from the student's side of the exchange)."""
+def _timestamp(folder: Path, name: str) -> tuple:
+    """(when the submission was made, from its timestamp.txt as nbgrader's collect writes it, or
+    None; why a timestamp.txt could not be read, or ""). It may come from the student's side of the
+    exchange, so anything that is not a time is only reported."""
     for path in _bookkeeping(folder, name):
         if path.name == "timestamp.txt":
+            text = path.read_text(errors="replace").strip()
             try:
-                return parse_utc(path.read_text().strip()) or None
+                when = parse_utc(text)
             except Exception:
-                return None
-    return None
+                when = None
+            return (when, "") if when else (None, quoted(text[:40]) if text else "it is empty")
+    return None, ""
 
 
 def _read(folder: Path, name: str, notebook: str):
