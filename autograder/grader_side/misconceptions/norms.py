@@ -176,6 +176,14 @@ def rms_norm(x, gamma, eps=1e-6):
         changed(_RMS_NORM, "(x * x).mean(", "x.abs().mean("),
     ),
     wrong(
+        "B2-sums-squares",
+        "Sums the squares of the row under the root instead of averaging them.",
+        "The mean square divides the sum of x_k^2 by d, the row's length: check [3, 4], whose RMS is "
+        "sqrt(12.5), not 5.",
+        "B2_code",
+        changed(_RMS_NORM, "(x * x).mean(", "(x * x).sum("),
+    ),
+    wrong(
         "B2-no-gamma",
         "Forgets the gain gamma.",
         "RMSNorm still has a learned gain: test with a gamma that is not all ones.",
