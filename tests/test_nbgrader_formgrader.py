@@ -74,7 +74,7 @@ def test_feedback_pages_show_each_check_and_no_hidden_source(graded):
         mine = [c for c in checks.all_checks() if checks.notebook(c) == name]
         assert mine and all(f"passed {c.id} ({c.points:g} point" in ref for c in mine)
         assert all(f"{c.id} failed: " in blank for c in mine) and "failed" not in ref
-    assert "B1_random_affine failed: `layer_norm` raised NotImplementedError" in page_text(
+    assert "B1_random_affine failed: `layer_norm` is still the release's stub" in page_text(
         root / "feedback" / "blank" / ASSIGNMENT / "build.html")
     for page in (root / "feedback").rglob("*.html"):
         text = page.read_text()
@@ -139,7 +139,8 @@ def test_html_a_student_wrote_is_escaped_where_a_ta_reads_it(course, tmp_path):
 
 def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorded(graded, course, tmp_path):
     """timestamp.txt can come from the student's side of the exchange: one that is not a time is
-    reported, and the student is recorded without a submission time; a real one is kept."""
+    reported, and the student is recorded without a submission time; a real one is kept. A student
+    id nbgrader's own commands cannot match is reported too."""
     import shutil
     from datetime import datetime
 
@@ -151,14 +152,21 @@ def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorde
     root = clone_course(course, tmp_path / "course")
     flags = {}
     with Recorder(Course(root), ASSIGNMENT) as recorder:
-        for sid, text in (("garbled", "next tuesday\x1b[2J"), ("on_time", "2026-11-30 10:00:00.000000 UTC")):
+        for sid, text in (("garbled", "next tuesday\x1b[2J"), ("on_time", "2026-11-30 10:00:00.000000 UTC"),
+                          ("linked", None), ("new\nline", "2026-11-30 10:00:00.000000 UTC")):
             folder = shutil.copytree(graded[0] / "submitted" / "ref", tmp_path / sid)
-            (folder / ASSIGNMENT / "timestamp.txt").write_text(text)
+            if text is None:
+                (folder / ASSIGNMENT / "timestamp.txt").symlink_to("/etc/hostname")
+            else:
+                (folder / ASSIGNMENT / "timestamp.txt").write_text(text)
             result = copy.deepcopy(results["students"]["ref"])
             recorder.record(sid, result, folder)
             flags[sid] = result.get("flags", [])
     assert [f for f in flags["garbled"] if f.startswith("timestamp.txt is not a time ('next tuesday")], flags
     assert not any("timestamp" in f for f in flags["on_time"]), flags
+    assert not any("student id" in f for f in flags["on_time"]) and \
+        [f for f in flags["new\nline"] if "student id holds a line break" in f], flags
+    assert [f for f in flags["linked"] if f.startswith("timestamp.txt is not a time (it is not a plain file")], flags
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         garbled, on_time = (gb.find_submission(ASSIGNMENT, sid) for sid in ("garbled", "on_time"))
         assert garbled.timestamp is None and garbled.score == 100

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import shutil
 import sys
 import warnings
@@ -117,6 +118,10 @@ class Recorder:
 
     def record(self, student: str, result: dict, folder: Path) -> None:
         """Write ``result`` (one student of a results document), graded from ``folder``."""
+        if UNMATCHABLE.search(student):
+            result.setdefault("flags", []).append(
+                "this student id holds a line break, a control character or one of [ ] * ?: nbgrader's own "
+                "autograde and generate_feedback stop at such a folder, or skip it; rename it and grade again")
         for attempt in range(RETRIES):
             try:
                 with warnings.catch_warnings():
@@ -183,6 +188,11 @@ class Recorder:
         return graded
 
 
+# What nbgrader cannot match in a student's folder name: its paths are globs, then a regular
+# expression whose "." stops at a line break.
+UNMATCHABLE = re.compile(r"[\x00-\x1f\x7f\[\]*?]")
+
+
 # nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback
 # commands read back from autograded/.
 BOOKKEEPING = ("timestamp.txt", "submission_secret.txt")
@@ -202,7 +212,8 @@ def _timestamp(folder: Path, name: str) -> tuple:
     """(when the submission was made, from its timestamp.txt as nbgrader's collect writes it, or
     None; why a timestamp.txt could not be read, or ""). It may come from the student's side of the
     exchange, so anything that is not a time is only reported."""
-    for path in _bookkeeping(folder, name):
+    kept = _bookkeeping(folder, name)
+    for path in kept:
         if path.name == "timestamp.txt":
             text = path.read_text(errors="replace").strip()
             try:
@@ -210,6 +221,8 @@ def _timestamp(folder: Path, name: str) -> tuple:
             except Exception:
                 when = None
             return (when, "") if when else (None, quoted(text[:40]) if text else "it is empty")
+    if any(os.path.lexists(base / "timestamp.txt") for base in (folder, folder / name)):
+        return None, "it is not a plain file of under 1000 bytes"
     return None, ""
 
 
