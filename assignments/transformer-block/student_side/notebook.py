@@ -54,7 +54,7 @@ class Ready:
 
     def __repr__(self) -> str:
         return (f"{', '.join(f'`{n}`' for n in self.names)} written: this cell's hidden checks run when your "
-                "notebook is graded (the visible checks above are a first test)")
+                "notebook is graded")
 
 
 def ready(*names: str, ns: dict | None = None) -> None:

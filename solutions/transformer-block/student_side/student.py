@@ -85,6 +85,9 @@ class Student:
         if not reply.get("ok"):
             error = str(reply.get("error"))[:300]
             self.replies.append(("raised", error.partition(":")[0]))
+            if error.startswith("NotImplementedError") and "see the TODO box" in error:
+                raise CheckFailed(f"`{name}` is still the release's stub: write it in the cell that defines it "
+                                  "(its TODO box says what to write)")
             raise CheckFailed(f"`{name}` raised {error}")
         forbidden = reply.get("forbidden")
         for banned in (forbidden[:8] if isinstance(forbidden, list) else []):

@@ -169,9 +169,9 @@ def names(text, phrases) -> bool:
 def placed(text, options: dict) -> dict:
     """option name -> "named" or "denied" for each option (name -> phrases) that ``text`` names.
 
-    A phrase inside a longer phrase of another option does not count ('masked multi head
-    attention' names no plain 'multi head attention'); one right after "not", "no", "unlike"...
-    is denied ("LSTM, not an RNN")."""
+    A phrase inside a longer phrase of another option does not count ('sea lion' names no plain
+    'lion'); one right after "not", "no", "unlike"...
+    is denied ("a cat, not a dog")."""
     w = words(text)
     found = {k: _spans(w, v) for k, v in options.items()}
     every = [s for spans in found.values() for s in spans]
