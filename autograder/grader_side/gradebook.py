@@ -118,16 +118,21 @@ class Recorder:
 
     def record(self, student: str, result: dict, folder: Path) -> None:
         """Write ``result`` (one student of a results document), graded from ``folder``."""
+        notes = []
         if UNMATCHABLE.search(student):
-            result.setdefault("flags", []).append(
-                "this student id holds a line break, a control character or one of [ ] * ?: nbgrader's own "
-                "autograde and generate_feedback stop at such a folder, or skip it; rename it and grade again")
+            notes.append("this student id holds a line break, a control character or one of [ ] * ?: nbgrader's "
+                         "own autograde and generate_feedback stop at such a folder, or skip it; rename it and "
+                         "grade again")
+        when, unread = _timestamp(folder, self.name)
+        if unread:
+            notes.append(f"timestamp.txt is not a time ({unread}): recorded without a submission time, so no late "
+                         "penalty applies; check when it was handed in")
         for attempt in range(RETRIES):
             try:
                 with warnings.catch_warnings():
                     # nbgrader's gradebook trips SQLAlchemy's autoflush notes on every new submission.
                     warnings.filterwarnings("ignore", category=SAWarning)
-                    graded = self._record(student, result, folder)
+                    graded, unprocessed = self._record(student, result, folder, when)
                 break
             except (InvalidEntry, IntegrityError):   # another grader wrote the same row first: again
                 self.gb.db.rollback()
@@ -136,6 +141,8 @@ class Recorder:
             except BaseException:
                 self.gb.db.rollback()
                 raise
+        if notes or unprocessed:   # once, after the attempt that was committed
+            result.setdefault("flags", []).extend(notes + unprocessed)
         dest = self.course.folder("autograded", student, self.name)
         if dest.exists():
             shutil.rmtree(dest)
@@ -145,21 +152,17 @@ class Recorder:
         for notebook, nb in graded.items():
             nbformat.write(nb, dest / f"{notebook}.ipynb")
 
-    def _record(self, student: str, result: dict, folder: Path) -> dict:
-        """Write the student's grades (committed together); return their autograded notebooks."""
+    def _record(self, student: str, result: dict, folder: Path, when) -> tuple[dict, list[str]]:
+        """Write the student's grades (committed together); return their autograded notebooks, and a
+        flag for each notebook nbgrader's preprocessors could not process."""
         gb, db_url = self.gb, self.course.db_url
         outcomes = {row["id"]: Outcome(row["passed"], row["message"], review=row.get("review"))
                     for q in result.get("questions", {}).values() for row in q.get("checks", [])}
         look = [row["id"] for qid in result.get("needs_manual_grade", [])
                 for row in result.get("questions", {}).get(qid, {}).get("checks", [])]
         gb.update_or_create_student(student)
-        when, unread = _timestamp(folder, self.name)
-        if unread:
-            result.setdefault("flags", []).append(
-                f"timestamp.txt is not a time ({unread}): recorded without a submission time, so no late penalty "
-                "applies; check when it was handed in")
         gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
-        graded = {}
+        graded, unprocessed = {}, []
         with lent(gb, self.source):
             for notebook in self.source.notebooks:
                 nb = _read(folder, self.name, notebook)
@@ -177,7 +180,7 @@ class Recorder:
                 except (InvalidEntry, IntegrityError):
                     raise
                 except Exception as exc:   # nbgrader's rule for a notebook it cannot grade: zero everywhere
-                    result.setdefault("flags", []).append(
+                    unprocessed.append(
                         f"{notebook}.ipynb is recorded in nbgrader's gradebook as 0 points: nbgrader could not "
                         f"process it ({type(exc).__name__}: {exc})"[:300])
                     for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
@@ -185,7 +188,7 @@ class Recorder:
                     continue
                 graded[notebook] = nb
         gb.db.commit()
-        return graded
+        return graded, unprocessed
 
 
 # What nbgrader cannot match in a student's folder name: its paths are globs, then a regular
@@ -212,8 +215,7 @@ def _timestamp(folder: Path, name: str) -> tuple:
     """(when the submission was made, from its timestamp.txt as nbgrader's collect writes it, or
     None; why a timestamp.txt could not be read, or ""). It may come from the student's side of the
     exchange, so anything that is not a time is only reported."""
-    kept = _bookkeeping(folder, name)
-    for path in kept:
+    for path in _bookkeeping(folder, name):
         if path.name == "timestamp.txt":
             text = path.read_text(errors="replace").strip()
             try:

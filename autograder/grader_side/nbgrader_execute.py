@@ -51,7 +51,6 @@ class SandboxExecute(NbGraderPreprocessor):
     timeout = Float(60.0, help="Wall-clock seconds one notebook may run in its sandbox").tag(config=True)
 
     def preprocess(self, nb, resources):
-
         info = resources["nbgrader"]
         coursedir = _coursedir(self)
         root = Path(coursedir.root)
