@@ -25,6 +25,14 @@ c.OverwriteCells.add_missing_cells = True
 # A graded cell a submission made up is forgotten before nbgrader reads the notebook.
 from autograder.grader_side.nbgrader_execute import AUTOGRADE, SANITIZE  # noqa: E402
 
+# nbgrader's gradebook trips SQLAlchemy's autoflush notes on every new submission: harmless, and
+# a screen of them per student in the TA's terminal.
+import warnings  # noqa: E402
+
+from sqlalchemy.exc import SAWarning  # noqa: E402
+
+warnings.filterwarnings("ignore", category=SAWarning, module="nbgrader")
+
 c.Autograde.sanitize_preprocessors = SANITIZE
 c.Autograde.autograde_preprocessors = AUTOGRADE
 c.SandboxExecute.timeout = 60.0
