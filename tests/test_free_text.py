@@ -13,7 +13,8 @@ from autograder import api
 from autograder.grader_side import checks, contract
 from autograder.grader_side.assignment import Assignment, solved
 from autograder.grader_side.misconceptions import catalogue, variants
-from autograder.grader_side.pipeline.program import PRELUDE, as_python
+from autograder.grader_side.analysis import as_python
+from autograder.grader_side.pipeline.program import PRELUDE
 from autograder.reports.exports import write_csv
 from autograder.student_side.checks import NeedsReview, expect_answer, expect_parts, expect_sentence_pair
 from autograder.student_side.student import CheckFailed, Student, in_process

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from autograder import api
-from autograder.grader_side import checks, contract, routes
+from autograder.grader_side import analysis, checks, contract, routes
 from autograder.grader_side.assignment import Assignment, notebook, solved
 from autograder.grader_side.misconceptions import catalogue, edits, variants
 from autograder.grader_side.pipeline import routes as step
@@ -139,6 +139,88 @@ CASES = {
 }
 
 
+# Disguised routes: each must be caught (a route) or handed to a TA (unsure), never judged clean.
+DISGUISES = {
+ "dict_update": (["OPS = {}\nOPS.update(norm=F.layer_norm)", _ln("return OPS['norm'](x, x.shape[-1:], g, b, eps)")], "B1"),
+ "list_append": (["OPS = []\nOPS.append(F.layer_norm)", _ln("return OPS[0](x, x.shape[-1:], g, b, eps)")], "B1"),
+ "setdefault": (["OPS = {}\nOPS.setdefault('n', F.layer_norm)", _ln("return OPS['n'](x, x.shape[-1:], g, b, eps)")], "B1"),
+ "module_dict_update": ([HONEST_B1, "F.__dict__.update(x=1)\ntorch.__dict__.update(var_mean=lambda x, **k: (F.layer_norm(x, x.shape[-1:]), 0))"], "B1"),
+ "vars_update": ([HONEST_B1, "vars(torch).update(sqrt=lambda t: t)"], "B1"),
+ "exec_renamed": (["run = exec\nrun('def layer_norm(x, g, b, eps=1e-5):\\n    return F.layer_norm(x, x.shape[-1:], g, b)')", HONEST_B1], "B1"),
+ "exec_renamed_after": ([HONEST_B1, "run = exec\nrun('def layer_norm(x, g, b, eps=1e-5):\\n    return F.layer_norm(x, x.shape[-1:], g, b)')"], "B1"),
+ "eval_via_builtins_dict": ([HONEST_B1, "__builtins__.__dict__['ex' + 'ec']('layer_norm = F.layer_norm')"], "B1"),
+ "local_response_norm": ([_ln("return F.local_response_norm(x, 1) * g + b")], "B1"),
+ "normalize": ([_ln("c = x - x.mean(-1, keepdim=True)\nreturn F.normalize(c, dim=-1) * math.sqrt(x.shape[-1]) * g + b")], "B1"),
+ "native_backward": (["def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n    m, v = x.mean(-1, keepdim=True), x.var(-1, keepdim=True)\n    return torch.ops.aten.native_layer_norm_backward(grad_out, x, [x.shape[-1]], m, v, gamma, None, [True]*3)"], "B3"),
+ "encoder_in_list": (["LAYERS = [nn.TransformerEncoderLayer]", "class PreNormBlock(LAYERS[0]):\n    pass"], "B6"),
+ "encoder_in_modulelist": (["class PreNormBlock(nn.Module):\n    def __init__(self, d, h, f=None):\n        super().__init__()\n        self.inner = nn.ModuleList([nn.TransformerEncoderLayer(d, h, f or 4 * d, 0.0, 'gelu', batch_first=True, norm_first=True)])\n    def forward(self, x, causal=True):\n        return self.inner[0](x)"], "B6"),
+ "encoder_via_registry_update": (["REG = {}\nREG.update(layer=nn.TransformerEncoderLayer)", "class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n        return REG['layer'](16, 4)(x)"], "B6"),
+ "module_alias_value": (["m = F", _ln("return m.local_response_norm(x, 1)")], "B1"),
+ "module_alias_group_norm": (["m = F", _ln("return m.group_norm(x, 1)")], "B1"),
+ "module_in_tuple": (["MODS = (torch, F)", _ln("return MODS[1].layer_norm(x, x.shape[-1:])")], "B1"),
+ "sys_modules_main": ([HONEST_B1, "import sys\nsys.modules['__main__'].layer_norm = F.layer_norm"], "B1"),
+ "import_main": ([HONEST_B1, "import __main__\nsetattr(__main__, 'layer_' + 'norm', F.layer_norm)"], "B1"),
+ "dunder_import": ([HONEST_B1, "__import__('__main__').layer_norm = F.layer_norm"], "B1"),
+ "globals_write_later": ([HONEST_B1, "globals()['layer_norm'] = F.layer_norm"], "B1"),
+ "ipython_user_ns": ([HONEST_B1, "get_ipython().user_ns['layer_norm'] = F.layer_norm"], "B1"),
+ "ipython_push": ([HONEST_B1, "get_ipython().push({'layer_norm': F.layer_norm})"], "B1"),
+ "getattr_aten_by_pieces": ([_ln("op = getattr(torch.ops.aten, 'native_' + 'layer_norm')\nreturn op(x, [x.shape[-1]], g, b, eps)[0]")], "B1"),
+ "getattr_unlisted": ([_ln("return getattr(F, 'local_response_norm')(x, 1)")], "B1"),
+ "frame_globals": ([HONEST_B1, "import sys\nsys._getframe(0).f_globals['layer_norm'] = F.layer_norm"], "B1"),
+ "subclasses_walk": ([HONEST_B1, "[c for c in object.__subclasses__() if c.__name__ == 'X']"], "B1"),
+ "lambda_default": ([_ln("return (lambda f=F.layer_norm: f(x, x.shape[-1:], g, b, eps))()")], "B1"),
+ "star_unlisted": (["from torch.nn.functional import *\n" + _ln("return local_response_norm(x, 1)")], "B1"),
+ "from_import_unlisted": (["from torch.nn.functional import normalize\n" + _ln("return normalize(x) * g + b")], "B1"),
+ "decorator_patch": (["def wrap(f):\n    return F.layer_norm\n", "@wrap\n" + _ln("return x")], "B1"),
+ "class_attr_store": (["class Box:\n    op = F.layer_norm", _ln("return Box.op(x, x.shape[-1:], g, b, eps)")], "B1"),
+ "torch_func_in_b3": (["import torch.func as tf\ndef layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n    return tf.vjp(lambda t: t, x)[1](grad_out)"], "B3"),
+ "tensor_backward_b3": (["def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n    x = x.detach().requires_grad_()\n    y = layer_norm(x, gamma, 0 * gamma, eps)\n    y.backward(grad_out)\n    return x.grad, None, None"], "B3"),
+ "transformer_encoder_layer_fwd": (["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n        return torch._transformer_encoder_layer_fwd(x)"], "B6"),
+ "open_and_exec": ([HONEST_B1, "exec(open('x.py').read())"], "B1"),
+ "compile_renamed": ([HONEST_B1, "c = compile\nexec(c('layer_norm = F.layer_norm', 'x', 'exec'))"], "B1"),
+ "type_three_arg": (["PreNormBlock = type('PreNormBlock', (nn.TransformerEncoderLayer,), {})"], "B6"),
+ "getattr_nn_transformer": (["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n        return getattr(nn, 'Transformer' + 'EncoderLayer')(16, 4)(x)"], "B6"),
+ "torch_load": ([_ln("return torch.load('ln.pt', weights_only=False)(x)")], "B1"),
+ "pickle_loads": (["import pickle\n" + _ln("return pickle.loads(b'')(x)")], "B1"),
+ "functools_partial_ln": (["import functools\nLN = functools.partial(F.layer_norm)", _ln("return LN(x, x.shape[-1:], g, b, eps)")], "B1"),
+ "operator_attrgetter": (["import operator\n" + _ln("return operator.attrgetter('layer_norm')(F)(x, x.shape[-1:])")], "B1"),
+ "called_later": ([HONEST_B1, "def sneaky():\n    import sys\n    sys.modules['__main__'].layer_norm = F.layer_norm\n", "sneaky()"], "B1"),
+ "called_through_another": ([HONEST_B1, "def sneaky():\n    globals()['layer_norm'] = F.layer_norm\n", "def outer():\n    sneaky()\n", "outer()"], "B1"),
+ "called_through_frames": ([HONEST_B1, "def sneaky():\n    import inspect\n    inspect.currentframe().f_back.f_globals['layer_norm'] = F.layer_norm\n", "def outer():\n    sneaky()\n", "outer()"], "B1"),
+}
+# Honest code the old name-based rules got wrong, or that uses a less common allowed helper: clean.
+UNUSUAL_BUT_HONEST = {
+ "mask_helper": (["class PreNormBlock(nn.Module):\n    def __init__(self, d, h, f=None):\n        super().__init__()\n        self.norm1 = nn.LayerNorm(d)\n        self.self_attn = nn.MultiheadAttention(d, h, batch_first=True)\n    def forward(self, x, causal=True):\n        T = x.shape[1]\n        mask = nn.Transformer.generate_square_subsequent_mask(T) if causal else None\n        h = self.norm1(x)\n        return x + self.self_attn(h, h, h, attn_mask=mask, need_weights=False)[0]"], "B6"),
+ "honest_b1": ([HONEST_B1], "B1"),
+ "einsum_b3": (["def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n    d = x.shape[-1]\n    mu = x.mean(-1, keepdim=True)\n    var = ((x - mu) ** 2).mean(-1, keepdim=True)\n    r = 1.0 / torch.sqrt(var + eps)\n    xhat = (x - mu) * r\n    g = gamma * grad_out\n    gx = r * (g - g.mean(-1, keepdim=True) - xhat * torch.einsum('...d,...d->...', g, xhat)[..., None] / d)\n    return gx, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)"], "B3"),
+ "float64_b1": ([_ln("y = x.double()\nmu = y.mean(dim=-1, keepdim=True)\nvar = ((y - mu) ** 2).mean(dim=-1, keepdim=True)\nreturn (g * ((y - mu) / torch.sqrt(var + eps)) + b).to(x.dtype)")], "B1"),
+ "typed_b1": (["from typing import Optional\ndef layer_norm(x: torch.Tensor, g: torch.Tensor, b: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:\n    mu = x.mean(-1, keepdim=True)\n    if x.ndim < 1:\n        raise ValueError('need a last dim')\n    return g * (x - mu) * torch.rsqrt(x.var(-1, keepdim=True, unbiased=False) + eps) + b"], "B1"),
+ "reflection_in_a_function_never_called": ([HONEST_B1, "def rms_norm(x, g, eps=1e-6):\n    return g * x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)", "def helper():\n    import sys\n    return sys.modules['torch']\n"], "B2"),
+ "torch_triu_full": (["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n        T = x.size(1)\n        m = torch.full((T, T), float('-inf')).triu(1)\n        return F.softmax(x @ x.transpose(-2, -1) + m, dim=-1) @ x"], "B6"),
+}
+
+
+@pytest.mark.parametrize("name", DISGUISES)
+def test_a_disguised_route_is_never_judged_clean(name):
+    cells, question = DISGUISES[name]
+    verdict = routes.judge([GIVEN, *cells], [question])[question]
+    assert verdict.status in ("route", "unsure"), name
+    assert verdict.first.where.startswith("cell ") and verdict.first.code
+
+
+@pytest.mark.parametrize("name", UNUSUAL_BUT_HONEST)
+def test_honest_code_is_proved_clean(name):
+    cells, question = UNUSUAL_BUT_HONEST[name]
+    verdict = routes.judge([GIVEN, *cells], [question])[question]
+    assert verdict.status == "clean", verdict.message()
+
+
+def test_an_unlisted_function_is_named_with_its_full_path():
+    verdict = routes.judge([GIVEN, "m = F", _ln("return F.normalize(x, dim=-1) * g + b")], ["B1"])["B1"]
+    assert verdict.status == "unsure" and verdict.first.family == "unlisted"
+    assert "torch.nn.functional.normalize" in verdict.message() and "check it by hand" in verdict.message()
+
+
 @pytest.mark.parametrize("name", CASES)
 def test_the_judge_on_one_spelling(name):
     cells, question, status, family = CASES[name]
@@ -217,38 +299,58 @@ def test_judge_notebook_names_cells_by_their_grade_id():
     assert verdict.first.where.startswith("cell B1_code, line ")
 
 
-def test_nbgrader_is_told_which_test_cells_score_zero():
-    a = Assignment()
-    by_id = {e.id: e for e in catalogue()}
-    source = {c.grade_id: c.source for c in a.cells("build")}
-    nb = notebook(a, "build", {**edits(by_id["B3-calls-backward"], source["B3_code"]),
-                               "B1_code": solved(source["B1_code"]) + "\nimport os\n" + _ln(
-                                   "return getattr(torch, os.environ['OP'])(x)")})
-    zero, notes = routes.judge_for_nbgrader(nb)
-    assert set(zero) == {c.id for c in checks.all_checks() if c.question == "B3"}
-    assert all(".backward" in message for message in zero.values())
-    assert any(note.startswith("B3 not scored") for note in notes) and any("B1" in n and "getattr" in n for n in notes)
-    assert routes.judge_for_nbgrader(notebook(a, "build")) == ({}, [])
+# ---- the pipeline step: the judge decides, evidence from the child never clears -----------------
 
-
-# ---- the pipeline step: evidence from the child never decides ----------------------------------
-
-def _submission(a, program, evidence=()):
+def _submission(a, program, evidence=(), seconds=analysis.SECONDS):
+    """A graded-looking submission of the build notebook whose checks all passed, read by the
+    bounded helper as program.py reads it."""
     sub = Submission("s", a.source_dir)
-    sub.programs["build"] = [GIVEN, *program]
-    sub.cells["build"] = [Cell("code", source) for source in program]
+    sub.readings["build"] = analysis.read([(GIVEN, False, True)] + [(p, True, True) for p in program],
+                                          [q for q in routes.RULES if contract.QUESTIONS[q].notebook == "build"],
+                                          ["a cell the course gives"] + [f"cell {i + 1}" for i in range(len(program))],
+                                          seconds)
+    sub.programs["build"] = sub.readings["build"].program
     for c in checks.all_checks():
         if checks.notebook(c) == "build":
             sub.outcomes[c.id] = Outcome(True, evidence=tuple(evidence) if c.question == "B1" else ())
     return sub
 
 
-def test_evidence_alone_flags_for_a_ta_and_changes_no_score():
+def _waiting(sub, question):
+    mine = [c.id for c in checks.all_checks() if c.question == question]
+    return mine and all(not sub.outcomes[cid].passed and sub.outcomes[cid].review for cid in mine)
+
+
+def test_evidence_against_a_clean_verdict_waits_for_a_ta():
     a = Assignment()
     sub = _submission(a, [HONEST_B1], evidence=("layer_norm",))
     step.run(sub, Env(a, sandbox=None))
-    assert all(o.passed for o in sub.outcomes.values())
+    assert _waiting(sub, "B1") and "B1" in sub.to_review
+    assert all(o.passed for cid, o in sub.outcomes.items() if checks.get(cid).question != "B1")
     assert any("B1" in f and "source shows no route" in f for f in sub.flags), sub.flags
+
+
+def test_an_uncertain_route_leaves_its_points_to_a_ta():
+    a = Assignment()
+    sub = _submission(a, [_ln("return F.normalize(x - x.mean(-1, keepdim=True), dim=-1) * g + b")])
+    step.run(sub, Env(a, sandbox=None))
+    assert _waiting(sub, "B1") and "B1" in sub.to_review
+    review = sub.outcomes[next(c.id for c in checks.all_checks() if c.question == "B1")].review
+    assert "torch.nn.functional.normalize" in review and "cell 1, line 2" in review
+    assert all(o.passed for cid, o in sub.outcomes.items() if checks.get(cid).question != "B1")
+
+
+def test_a_judge_out_of_budget_leaves_every_route_question_to_a_ta():
+    """A cell whose reading costs more than the budget: the helper is killed, the cells run as
+    written, and no route question of the notebook keeps silent points."""
+    a = Assignment()
+    magic = "".join(f"%time x{i} = {i}\n" for i in range(20_000))
+    sub = _submission(a, [HONEST_B1, magic, "F.layer_norm = lambda *a, **k: 0"], seconds=0.5)
+    assert sub.readings["build"].failure and sub.programs["build"][2] == magic
+    step.run(sub, Env(a, sandbox=None))
+    for q in ("B1", "B2", "B3", "B6", "B7"):
+        assert _waiting(sub, q) and "budget" in sub.to_review[q], q
+    assert analysis.read([("x = 1", True, True)], ["B1"], ["cell 1"]).failure == ""   # a new helper serves the next
 
 
 def test_a_route_fails_every_check_of_its_question_only():
@@ -296,16 +398,18 @@ def test_routes_lose_their_question_in_course_autograde(graded):
         assert any(f"{entry[:2]} not scored" in flag for flag in result["flags"])
 
 
-def test_an_uncertain_route_keeps_the_score_and_is_flagged(graded):
+def test_an_uncertain_route_waits_for_a_ta(graded):
     result = graded["unsure"]
-    assert result["score"] == 100.0
+    assert result["score"] == 92.0 and "B1" in result["needs_manual_grade"]
     assert any("could not rule out" in flag and "getattr" in flag for flag in result["flags"]), result["flags"]
-    assert not any("not scored" in row["message"] for row in result["questions"]["B1"]["checks"])
+    rows = result["questions"]["B1"]["checks"]
+    assert all(row["review"] and "awaiting a TA's review" in row["message"] for row in rows)
+    assert not any("not scored" in row["message"] for row in rows)
 
 
-def test_an_unsure_route_keeps_the_score_and_asks_a_ta_to_look(tmp_path):
-    """A name built at run time: the grader cannot tell, so the score stands and the question is
-    listed for a TA (results, and so the CSV and nbgrader's gradebook)."""
+def test_a_name_built_at_run_time_leaves_the_question_to_a_ta(tmp_path):
+    """A name built at run time: the grader cannot tell, so the question's points wait for a TA
+    (results, and so the CSV and nbgrader's gradebook)."""
     from autograder.grader_side.assignment import Assignment, solved
 
     a = Assignment()
@@ -318,5 +422,5 @@ def test_an_unsure_route_keeps_the_score_and_asks_a_ta_to_look(tmp_path):
         "    return f(x, x.shape[-1:], gamma, beta, eps)\n")
     write_submission(tmp_path / "class" / "unsure", a, edits={"B1_code": unsure})
     result = api.autograde("transformer-block", tmp_path / "class", workers=1)["students"]["unsure"]
-    assert result["questions"]["B1"]["score"] == 8.0
+    assert result["questions"]["B1"]["score"] == 0.0 and result["score"] == 92.0
     assert "B1" in result["needs_manual_grade"]

@@ -6,10 +6,9 @@ B3 the layer norm backward pass by its closed form, B6/B7 the blocks without
 implementation is decided here, in the grader, from the notebook's cell sources, never from what
 the student's process says about itself (that is evidence only: ``pipeline/routes.py``).
 
-Both graders use it: ``course autograde`` through the pipeline step ``pipeline/routes.py`` on
-the code each notebook ran, nbgrader's autograde through ``judge_notebook`` on the notebook it
-graded (nbgrader runs the hidden tests in the student's kernel; the verdict is made in nbgrader's
-own process, ``judge_for_nbgrader`` says which test cells score 0).
+Both graders use it through the pipeline: the step ``pipeline/program.py`` has it judge the code
+each notebook runs, in a helper process with a time and memory budget (``analysis.py``), and
+the step ``pipeline/routes.py`` applies the verdicts.
 
 ``judge(sources)`` parses every cell (IPython syntax included) and, per question, finds the code
 the question's names reach: their final definitions, the global names those use (resolved to the
@@ -19,9 +18,15 @@ statements that bind them at that point), every statement that patches such a na
 spelling: an attribute, import or alias of a forbidden name, a string naming it (folded from
 constants: ``getattr(F, "layer_" + "norm")``), a more general normalization that reduces to the
 asked one, torch's dispatch hooks switched off, the off-limits layer subclassed or its
-``forward`` borrowed, autograd where the closed form is asked. What it cannot resolve (an
-attribute name or code computed at run time, a module whose code it cannot see) makes the verdict
-``unsure`` with the reason, for a TA. Code no question reaches (a scratch cell comparing with
+``forward`` borrowed, autograd where the closed form is asked.
+
+Clean is proved, not presumed: every name the reached code uses must be the student's own code
+(judged the same way) or on the question's allowlist (``Rule.allowed``: tensor arithmetic,
+reductions, reshapes, the ``torch.nn`` parts the question allows, math), by its full dotted path
+once aliases are resolved. Anything else (a torch function not on the list, an attribute name or
+code computed at run time, a builtin held under another name, a store the judge cannot follow, a
+module whose code it cannot see) makes the verdict ``unsure`` with the reason and the line, and
+the question's points wait for a TA. Code no question reaches (a scratch cell comparing with
 ``F.layer_norm``, the given demo cells) costs nothing.
 """
 from __future__ import annotations
@@ -55,7 +60,9 @@ _TRANSFORMER = frozenset({"TransformerEncoderLayer", "TransformerDecoderLayer", 
                           "TransformerDecoder", "Transformer", "_transformer_encoder_layer_fwd",
                           "_transformer_decoder_only_layer_fwd"})
 _AUTOGRAD = frozenset({"autograd", "backward", "grad", "functorch", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-                       "hvp", "vhp", "jacobian", "grad_and_value", "linearize", "run_backward", "_make_grads"})
+                       "hvp", "vhp", "jacobian", "grad_and_value", "linearize", "run_backward", "_make_grads",
+                       "grad_fn", "retain_grad", "register_hook", "enable_grad", "set_grad_enabled",
+                       "requires_grad_", "requires_grad"})
 # Switching torch's dispatch hooks off, or reaching into the check's tripwire.
 _DISPATCH = frozenset({
     "DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl", "_DisableTorchDispatch",
@@ -67,13 +74,91 @@ _DISPATCH = frozenset({
     "_DisableFuncTorch", "_RestorePythonTLSSnapshot", "_Tripwire", "FORBIDDEN", "FORBIDDEN_MODULES"})
 
 
+# ---- what a question may use: its allowlist ----------------------------------------------------
+# A name the question's code uses must be the student's own code, or one of these, by its full
+# dotted path once aliases are resolved (``F.gelu`` -> ``torch.nn.functional.gelu``). Anything else
+# torch, numpy or the standard library offers is not judged clean: the question goes to a TA.
+
+# Tensor arithmetic, reductions, reshapes, creation and comparisons: ``torch.X`` and ``torch.Tensor.X``.
+_TENSOR_OPS = frozenset("""
+    add sub subtract mul multiply div divide true_divide floor_divide remainder fmod neg negative pow square
+    sqrt rsqrt exp exp2 expm1 log log2 log10 log1p abs absolute sign reciprocal clamp clip clamp_min clamp_max
+    maximum minimum max min where lerp addcmul addcdiv erf erfc tanh sigmoid sin cos tan atan atan2 floor ceil
+    round trunc frac hypot
+    sum mean var std var_mean std_mean prod amax amin aminmax argmax argmin logsumexp cumsum cumprod
+    count_nonzero all any nansum nanmean median
+    matmul mm bmm mv dot vdot einsum outer inner tensordot baddbmm addmm addbmm t transpose permute swapaxes
+    swapdims movedim reshape view view_as flatten unflatten squeeze unsqueeze cat concat concatenate stack
+    hstack vstack split tensor_split chunk unbind narrow select index_select gather scatter scatter_add expand
+    expand_as repeat repeat_interleave tile broadcast_to broadcast_tensors flip roll tril triu diag diagonal
+    diag_embed masked_fill masked_select take_along_dim numel
+    tensor as_tensor from_numpy zeros ones full empty zeros_like ones_like full_like empty_like rand randn
+    randint rand_like randn_like randint_like randperm arange linspace logspace eye tril_indices triu_indices
+    manual_seed
+    eq ne lt le gt ge isclose allclose equal isfinite isnan isinf logical_and logical_or logical_not
+    logical_xor sort argsort topk softmax log_softmax relu clone detach contiguous finfo iinfo is_tensor
+    is_floating_point no_grad inference_mode get_default_dtype result_type promote_types Size Tensor dtype
+    device Generator float32 float float64 double float16 half bfloat16 int64 long int32 int int16 int8
+    uint8 bool complex64 inf nan pi e newaxis
+""".split())
+_TENSOR_METHODS = _TENSOR_OPS | frozenset("""
+    to float double half long int bool type_as item tolist numpy new_tensor new_zeros new_ones new_full
+    new_empty masked_fill_ fill_ zero_ copy_ add_ mul_ sub_ div_ clamp_ dim ndim ndimension T mT shape size
+    dtype is_contiguous cpu element_size
+""".split())
+# Activations, softmax, linear maps and attention, for every question (``torch.nn.functional.X``).
+_FUNCTIONAL = frozenset("""
+    gelu relu silu tanh sigmoid softmax log_softmax softplus linear bilinear dropout pad one_hot
+    scaled_dot_product_attention
+""".split())
+# The layers a block is built from (``torch.nn.X``); the norms are off limits in B1-B3.
+_BLOCK_PARTS = frozenset("""
+    Module ModuleList ModuleDict Sequential Parameter ParameterList ParameterDict Linear Bilinear LayerNorm
+    RMSNorm MultiheadAttention GELU ReLU SiLU Tanh Sigmoid Softmax Dropout Identity Embedding
+""".split())
+_MODULE_BASICS = frozenset("Module ModuleList ModuleDict Sequential Parameter ParameterList ParameterDict Linear "
+                           "Identity GELU ReLU SiLU Tanh Sigmoid Softmax Dropout".split())
+_STANDARD = frozenset(
+    [f"math.{n}" for n in "sqrt exp log log2 log10 log1p expm1 pow erf erfc tanh pi e inf nan tau ceil floor "
+                          "prod isclose isqrt isfinite fabs fsum hypot comb factorial sin cos gcd".split()] +
+    [f"numpy.{n}" for n in "sqrt exp log pi e inf float32 float64 prod".split()] +
+    [f"functools.{n}" for n in "partial reduce wraps lru_cache cache cached_property".split()] +
+    [f"itertools.{n}" for n in "pairwise product chain accumulate repeat islice count zip_longest".split()] +
+    [f"operator.{n}" for n in "add sub mul truediv matmul neg".split()] +
+    [f"typing.{n}" for n in "Optional Union Callable Sequence Iterable Any Tuple List Dict".split()] +
+    ["dataclasses.dataclass", "dataclasses.field", "collections.OrderedDict", "collections.namedtuple",
+     "warnings.warn", "student_side.check", "student_side.ready"])
+# Builtins that reach no code by name.
+_SAFE_BUILTINS = frozenset("""
+    abs all any bool bytes callable chr complex dict divmod enumerate filter float format frozenset hash id int
+    isinstance issubclass iter len list map max min next object ord pow print property range repr reversed
+    round set slice sorted staticmethod classmethod str sum super tuple type zip NotImplemented Ellipsis
+    __name__ __doc__
+""".split())
+
+
+def _allowed(functional=frozenset(), modules=frozenset(), exact=()) -> frozenset:
+    return frozenset({f"torch.{n}" for n in _TENSOR_OPS} | {f"torch.Tensor.{n}" for n in _TENSOR_METHODS}
+                     | {f"torch.nn.functional.{n}" for n in _FUNCTIONAL | functional}
+                     | {f"torch.nn.{n}" for n in modules} | {"torch.nn.init"} | _STANDARD
+                     | {f"torch.linalg.{n}" for n in ("vector_norm", "norm", "matrix_norm")}
+                     | set(exact))
+
+
+_NORM_BASICS = _allowed(modules=_MODULE_BASICS)
+_BLOCK_BASICS = _allowed(functional=frozenset({"layer_norm", "rms_norm", "multi_head_attention_forward"}),
+                         modules=_BLOCK_PARTS,
+                         exact={"torch.nn.Transformer.generate_square_subsequent_mask"})
+
+
 @dataclass(frozen=True)
 class Rule:
-    """What one question forbids: family -> the names that reach it."""
+    """What one question forbids (family -> the names that reach it) and what it may use."""
     question: str
     names: tuple[str, ...]                          # the contract's names whose code is judged
     asked: str                                      # what the question asks for, for messages
     families: dict
+    allowed: frozenset = frozenset()                # full dotted names its code may use (``_allowed``)
     under_torch: dict = field(default_factory=dict)  # family -> names forbidden only under torch
 
     def family(self, name: str, torch_root: bool) -> str | None:
@@ -85,18 +170,26 @@ class Rule:
                 return fam
         return None
 
+    def allows(self, path: str) -> bool:
+        """Whether the dotted ``path`` (aliases resolved) is on the question's list, or under
+        ``torch.nn.init`` (initialisers)."""
+        return path in self.allowed or path.startswith("torch.nn.init.")
+
 
 RULES = {r.question: r for r in (
     Rule("B1", ("layer_norm",), "layer norm written with basic tensor operations",
-         {"builtin": _LAYER_NORM, "general-norm": _GENERAL_NORMS | _RMS_NORM, "dispatch-off": _DISPATCH}),
+         {"builtin": _LAYER_NORM, "general-norm": _GENERAL_NORMS | _RMS_NORM, "dispatch-off": _DISPATCH},
+         _NORM_BASICS),
     Rule("B2", ("rms_norm",), "RMSNorm written with basic tensor operations",
-         {"builtin": _RMS_NORM, "general-norm": _GENERAL_NORMS | _LAYER_NORM, "dispatch-off": _DISPATCH}),
+         {"builtin": _RMS_NORM, "general-norm": _GENERAL_NORMS | _LAYER_NORM, "dispatch-off": _DISPATCH},
+         _NORM_BASICS),
     Rule("B3", ("layer_norm_backward",), "the closed-form gradients of layer norm, without autograd",
-         {"autograd": _AUTOGRAD, "dispatch-off": _DISPATCH}, {"autograd": frozenset({"func"})}),
+         {"builtin": frozenset({"native_layer_norm_backward"}), "autograd": _AUTOGRAD, "dispatch-off": _DISPATCH},
+         _NORM_BASICS, {"autograd": frozenset({"func"})}),
     Rule("B6", ("PreNormBlock",), "the pre-norm block written from its parts, without torch's transformer layers",
-         {"transformer-layer": _TRANSFORMER, "dispatch-off": _DISPATCH}),
+         {"transformer-layer": _TRANSFORMER, "dispatch-off": _DISPATCH}, _BLOCK_BASICS),
     Rule("B7", ("PostNormBlock",), "the post-norm block written from its parts, without torch's transformer layers",
-         {"transformer-layer": _TRANSFORMER, "dispatch-off": _DISPATCH}),
+         {"transformer-layer": _TRANSFORMER, "dispatch-off": _DISPATCH}, _BLOCK_BASICS),
 )}
 
 # How a family reads in a message.
@@ -115,8 +208,16 @@ _KNOWN_MODULES = set(sys.stdlib_module_names) | {"torch", "numpy", "matplotlib",
 _DYNAMIC_MODULES = {"builtins", "ctypes", "gc", "importlib", "marshal", "pickle", "dill", "cloudpickle", "runpy",
                     "code", "codeop", "pydoc"}
 _DYNAMIC_ATTRS = {"__globals__", "__builtins__", "__code__", "__closure__", "__subclasses__", "__dict__",
-                  "__getattribute__", "__getattr__", "modules", "f_globals", "f_locals", "f_back",
-                  "__import__", "import_module", "get_objects", "attrgetter", "methodcaller", "locate"}
+                  "__getattribute__", "__getattr__", "modules", "f_globals", "f_locals", "f_back", "_getframe",
+                  "__import__", "import_module", "get_objects", "attrgetter", "methodcaller", "locate",
+                  "user_ns", "user_global_ns", "push", "run_cell", "ex", "ev", "run_code", "safe_execfile"}
+# Builtins that reach code or names by a value computed at run time: a call of one is judged on its
+# arguments (``getattr(F, "gelu")``); one held under another name may do anything.
+_REFLECTIVE = frozenset({"exec", "eval", "compile", "globals", "locals", "vars", "__import__", "getattr", "setattr",
+                         "delattr", "hasattr", "breakpoint"})
+# Methods that change the object they are called on, when called on a module.
+_MUTATORS = frozenset({"update", "setdefault", "pop", "popitem", "clear", "append", "extend", "insert", "remove",
+                       "__setitem__", "__setattr__", "__delitem__", "__delattr__"})
 # Names a notebook kernel defines on its own.
 _IPYTHON_NAMES = {"display", "get_ipython", "In", "Out", "exit", "quit", "_", "__", "___"}
 # IPython magics that run their argument as code in the notebook's namespace.
@@ -134,10 +235,12 @@ _INERT_MAGICS = {"matplotlib", "load_ext", "reload_ext", "autoreload", "aimport"
 @dataclass(frozen=True)
 class Finding:
     kind: str       # "route": the question loses its points; "unsure": a TA decides
-    family: str     # a key of REACHES, or "dynamic" (what the grader cannot resolve)
+    family: str     # a key of REACHES, "dynamic" (what the grader cannot resolve), "unlisted" (not on
+                    # the question's allowlist) or "judge" (the analysis itself failed or ran out of budget)
     reason: str     # one line: what the code does
     where: str      # "cell 12, line 3"
     code: str       # the source text it is about (short)
+    name: str = ""  # the forbidden member it reaches ("group_norm"), for a route
 
 
 @dataclass
@@ -165,8 +268,9 @@ class Verdict:
         if f.kind == "route":
             return (f"not scored: {names} reaches {REACHES[f.family]}: {f.code} ({f.where}); "
                     f"{self.question} asks for {rule.asked}")
+        place = f"{f.code}, {f.where}" if f.code else f.where
         return (f"{self.question}: the grader could not rule out a forbidden route in {names}: {f.reason} "
-                f"({f.code}, {f.where}); check it by hand")
+                f"({place}); check it by hand")
 
 
 # ---- parsing ---------------------------------------------------------------------------------
@@ -181,8 +285,11 @@ class _Stmt:
     now: set = field(default_factory=set)       # global names used when the statement runs
     later: set = field(default_factory=set)     # global names used when its functions run
     opaque: str = ""                # why it may bind any name at all ("" if it cannot)
+    latent: str = ""                # why its functions may, once called
     star: str = ""                  # module of a star import
     nodes: list = field(default_factory=list)   # (node, inside a function body) in ast.walk's order
+    calls_on: set = field(default_factory=set)  # roots of method calls (``d.update(...)`` -> d): may change them
+    module_mutations: set = field(default_factory=set)  # roots changed even when a module (``F.__dict__.update``)
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -298,6 +405,16 @@ def _root(node) -> str | None:
             return None
 
 
+def _chain(node) -> tuple[str | None, list[str]]:
+    """(root name, attributes) of a plain chain ``a.b.c`` -> ("a", ["b", "c"]); (None, [...]) when
+    the chain starts at anything but a name (a call, a subscript)."""
+    attrs = []
+    while isinstance(node, ast.Attribute):
+        attrs.append(node.attr)
+        node = node.value
+    return (node.id if isinstance(node, ast.Name) else None), attrs[::-1]
+
+
 def _target_names(target, names: list):
     if isinstance(target, ast.Name):
         names.append(target.id)
@@ -353,6 +470,7 @@ def _analyse(stmt: _Stmt) -> None:
         stmt.opaque = "code the grader cannot read"
         return
     _uses(table, stmt, now=True)
+    called = {id(sub.func) for sub, _ in stmt.nodes if isinstance(sub, ast.Call)}
     for sym in table.get_symbols():
         if (sym.is_assigned() or sym.is_imported()) and sym.get_name() not in stmt.binds:
             stmt.binds[sym.get_name()] = "touch"
@@ -383,10 +501,44 @@ def _analyse(stmt: _Stmt) -> None:
                 stmt.opaque = stmt.opaque or f"writes names through {sub.func.id}()"
         if isinstance(sub, ast.Name) and sub.id in ("builtins", "__builtins__"):
             stmt.opaque = stmt.opaque or "changes Python's builtins"
+        reason = _reaches_anything(sub, called, stmt.binds)
+        if reason and in_function:
+            stmt.latent = stmt.latent or reason
+        elif reason:
+            stmt.opaque = stmt.opaque or reason
+        if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
+            root, attrs = _root(sub.func), _chain(sub.func)[1]
+            if root is not None:
+                stmt.calls_on.add(root)
+                if attrs[-1] in _MUTATORS or any(a.startswith("__") for a in attrs):
+                    stmt.module_mutations.add(root)
         if isinstance(sub, ast.Call):
             magic = _magic(sub)
             if magic is not None and magic[0] not in _INERT_MAGICS | _CODE_MAGICS:
                 stmt.opaque = stmt.opaque or f"runs the IPython magic %{magic[0]}"
+
+
+def _reaches_anything(node, called: set, binds: dict) -> str:
+    """Why ``node`` may read or write any name at all ("" when it cannot): reflection, a builtin
+    that runs or looks up code held under another name, an import by a computed name, a store
+    through an expression whose root is not a name."""
+    if isinstance(node, ast.Name) and node.id in _REFLECTIVE and id(node) not in called \
+            and node.id not in binds and isinstance(node.ctx, ast.Load):
+        return f"holds the builtin {node.id} under another name"
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__":
+        return "imports a module by a name given at run time"
+    if isinstance(node, ast.Attribute) and node.attr in _DYNAMIC_ATTRS and (node.attr != "modules"
+                                                                             or _root(node) == "sys"):
+        return f"reaches objects through .{node.attr}"
+    if isinstance(node, (ast.Import, ast.ImportFrom)) and any(
+            m.split(".")[0] == "__main__" for m in ([a.name for a in node.names] if isinstance(node, ast.Import)
+                                                      else [node.module or ""])):
+        return "imports the notebook's own namespace (__main__)"
+    if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+        for t in (node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]):
+            if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) is None:
+                return "assigns through an expression the grader cannot follow"
+    return ""
 
 
 def _uses(table, stmt: _Stmt, now: bool) -> None:
@@ -412,14 +564,44 @@ class _Program:
     def __init__(self, stmts: list[_Stmt]):
         self.stmts = stmts
         self.records: dict[str, list[tuple[int, str]]] = {}
-        self.opaque = [i for i, s in enumerate(stmts) if s.opaque]
+        self.reasons = self._opaque(stmts)    # statement -> why it may bind any name at all
+        self.opaque = sorted(self.reasons)
         self.stars = [(i, s.star) for i, s in enumerate(stmts) if s.star]
+        self.aliases: dict[str, set[str]] = {}     # name -> the dotted paths an import binds it to
+        for s in stmts:
+            for sub, _ in s.nodes:
+                for name, path in _imported(sub):
+                    self.aliases.setdefault(name, set()).add(path)
         for i, s in enumerate(stmts):
             for name, how in s.binds.items():
                 self.records.setdefault(name, []).append((i, how))
+            # A method call may change what it is called on (``REGISTRY.update(f=F.layer_norm)``);
+            # on a module, only one that writes into it (``F.__dict__.update``) counts.
+            for name in (s.calls_on - self.aliases.keys()) | s.module_mutations:
+                if name not in s.binds:
+                    self.records.setdefault(name, []).append((i, "touch"))
         self.torch_names = {"torch", "functorch"} | {
             name for s in stmts if isinstance(s.node, (ast.Import, ast.ImportFrom))
             for name in s.binds if _torch_module(s.node, name)}
+
+    @staticmethod
+    def _opaque(stmts: list[_Stmt]) -> dict[int, str]:
+        """The statements that may bind any name: those that do so when they run, and those that
+        call (directly or through other functions) a function that does so when called."""
+        reasons = {i: s.opaque for i, s in enumerate(stmts) if s.opaque}
+        latent = {i: s.latent for i, s in enumerate(stmts) if s.latent}
+        changed = bool(latent)
+        while changed:
+            changed = False
+            names = {n: latent[i] for i in latent for n in stmts[i].binds}
+            for i, s in enumerate(stmts):
+                now = next((names[n] for n in s.now if n in names), "")
+                later = next((names[n] for n in s.later if n in names), "")
+                if now and i not in reasons:
+                    reasons[i], changed = f"calls code that {now}", True
+                if later and i not in latent:
+                    latent[i], changed = later, True
+        return reasons
 
     def defs(self, name: str, at: int | None = None) -> set[int]:
         """Statements that may give ``name`` its value: at statement ``at``, or once every cell ran."""
@@ -447,6 +629,17 @@ class _Program:
             todo += [j for n in s.now for j in self.defs(n, i)]
             todo += [j for n in s.later for j in self.defs(n)]
         return sorted(seen)
+
+
+def _imported(node) -> list[tuple[str, str]]:
+    """(name bound, dotted path it is bound to) for an import statement: ``import torch.nn as nn``
+    -> [("nn", "torch.nn")], ``import torch.nn`` -> [("torch", "torch")], ``from torch import nn as m``
+    -> [("m", "torch.nn")]."""
+    if isinstance(node, ast.Import):
+        return [(a.asname, a.name) if a.asname else (a.name.split(".")[0], a.name.split(".")[0]) for a in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        return [(a.asname or a.name, f"{node.module}.{a.name}") for a in node.names if a.name != "*"]
+    return []
 
 
 def _torch_module(node, name) -> bool:
@@ -574,15 +767,29 @@ def _words(text) -> list[str]:
     return [w for w in re.split(r"[.:]+", text.strip()) if w]
 
 
+@dataclass
+class _Context:
+    """What visiting one statement's nodes needs to know about them."""
+    docstrings: set     # ids of string constants that are docstrings
+    inner: set          # ids of nodes that start a longer chain (``torch`` and ``torch.nn`` in torch.nn.gelu)
+    called: set         # ids of nodes that are called
+    free: set | None    # global names the nodes use (None: any)
+
+
+def _is_exception(name: str) -> bool:
+    return isinstance(getattr(builtins, name, None), type) and issubclass(getattr(builtins, name), BaseException)
+
+
 class _Scanner:
-    """Looks for one rule's routes in the statements a question reaches."""
+    """Looks for one rule's routes in the statements a question reaches, and for what its
+    allowlist does not cover."""
 
     def __init__(self, rule: Rule, program: _Program, labels):
         self.rule, self.program, self.labels = rule, program, labels
         self.findings: list[Finding] = []
         self.inside_string = 0      # the line of the exec(...) whose code is being read, if any
 
-    def add(self, kind, family, reason, node, where):
+    def add(self, kind, family, reason, node, where, name=""):
         try:
             code = ast.unparse(node)
         except Exception:
@@ -590,26 +797,33 @@ class _Scanner:
         code = " ".join(code.split())
         code = code if len(code) <= 70 else code[:67] + "..."
         cell, line = where
-        self.findings.append(((cell, line), Finding(kind, family, reason, f"{self.labels(cell)}, line {line}", code)))
+        self.findings.append(((cell, line), Finding(kind, family, reason, f"{self.labels(cell)}, line {line}", code,
+                                                    name)))
 
     def stmt(self, i: int) -> None:
         s = self.program.stmts[i]
-        if s.opaque:
-            self.add("unsure", "dynamic", f"{s.opaque}, which may redefine it", s.node, (s.cell, s.line))
+        if i in self.program.reasons:
+            self.add("unsure", "dynamic", f"{self.program.reasons[i]}, which may redefine it", s.node, (s.cell, s.line))
         nodes = [n for n, _ in s.nodes] if s.nodes else list(ast.walk(s.node))
+        self.walk_nodes(nodes, s, 0, s.now | s.later)
+
+    def walk_nodes(self, nodes, s: _Stmt, depth: int, free) -> None:
+        """Visit ``nodes``; ``free`` holds the global names they use (None: every name may be global)."""
         docstrings = {id(n.value) for n in nodes if isinstance(n, ast.Expr)
                       and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
+        inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+        called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
+        ctx = _Context(docstrings, inner, called, free)
         for node in nodes:
-            self.visit(node, s, docstrings, 0)
+            self.visit(node, s, ctx, depth)
 
     def where(self, s: _Stmt, node) -> tuple[int, int]:
         if s.spliced or self.inside_string:
             return s.cell, self.inside_string or s.line
         return s.cell, getattr(node, "lineno", s.line)
 
-    def walk(self, root, s: _Stmt, docstrings: set, depth: int) -> None:
-        for node in ast.walk(root):
-            self.visit(node, s, docstrings, depth)
+    def walk(self, root, s: _Stmt, depth: int) -> None:
+        self.walk_nodes(list(ast.walk(root)), s, depth, None)
 
     def torch_root(self, node) -> bool:
         root = _root(node)
@@ -618,29 +832,48 @@ class _Scanner:
     def route(self, name, node, s, torch_root, reason=None):
         family = self.rule.family(name, torch_root)
         if family is not None:
-            self.add("route", family, reason or f"uses {name}", node, self.where(s, node))
+            self.add("route", family, reason or f"uses {name}", node, self.where(s, node), name)
             return True
         return False
 
-    def visit(self, node, s: _Stmt, docstrings: set, depth: int) -> None:
+    def path(self, path: str, node, s: _Stmt, how: str = "uses") -> None:
+        """Judge a dotted name the code reaches (aliases resolved): on the question's list, a
+        member of a forbidden family, or neither (a TA decides)."""
+        if self.rule.allows(path):
+            return
+        words = path.split(".")
+        torch_root = words[0] in ("torch", "functorch")
+        for k, w in enumerate(words):
+            family = self.rule.family(w, torch_root)
+            if family is not None:   # named from the forbidden member on: "TransformerEncoderLayer.forward"
+                self.add("route", family, f"{how} {path}", node, self.where(s, node), ".".join(words[k:]))
+                return
+        self.add("unsure", "unlisted", f"{how} {path}, which is not among the operations "
+                 f"{self.rule.question} may use", node, self.where(s, node))
+
+    def aliased(self, name: str, ctx) -> set[str]:
+        """The dotted paths a global ``name`` is imported as (empty when it is not an import)."""
+        if ctx.free is not None and name not in ctx.free:
+            return set()
+        return self.program.aliases.get(name, set())
+
+    def visit(self, node, s: _Stmt, ctx, depth: int) -> None:
         if isinstance(node, ast.Attribute):
-            self.route(node.attr, node, s, self.torch_root(node.value))
+            root, attrs = _chain(node)
+            paths = self.aliased(root, ctx) if root is not None else set()
+            if paths:
+                if id(node) not in ctx.inner:   # the whole chain: torch.nn.functional.gelu
+                    for p in sorted(paths):
+                        self.path(".".join([p, *attrs]), node, s)
+            else:
+                self.route(node.attr, node, s, self.torch_root(node.value))
             if node.attr in _DYNAMIC_ATTRS and (node.attr != "modules" or _root(node) == "sys"):
                 self.add("unsure", "dynamic", f"reaches objects through .{node.attr}", node, self.where(s, node))
             if node.attr in ("load", "loads") and self.torch_root(node.value):
                 self.add("unsure", "dynamic", "loads objects saved elsewhere (their code is not in the notebook)", node,
                          self.where(s, node))
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-            if node.id not in self.program.records and self.program.stars and node.id in s.now | s.later \
-                    and not hasattr(builtins, node.id) and node.id not in _IPYTHON_NAMES:
-                torch_star = any(m.split(".")[0] in ("torch", "functorch") for _, m in self.program.stars)
-                known = any(_star_gives(m, node.id) for _, m in self.program.stars)
-                if not self.route(node.id, node, s, torch_star, f"uses {node.id} from a star import"):
-                    if not torch_star and not known:
-                        self.add("unsure", "dynamic", f"uses {node.id}, which only a star import can define",
-                                 node, self.where(s, node))
-            if node.id in ("builtins", "__builtins__"):
-                self.add("unsure", "dynamic", "changes or reads Python's builtins", node, self.where(s, node))
+            self.name(node, s, ctx)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             for module in modules:
@@ -658,7 +891,7 @@ class _Scanner:
                 torch_root = (node.module or "").split(".")[0] in ("torch", "functorch")
                 for a in node.names:
                     self.route(a.name, node, s, torch_root, f"imports {a.name} from {node.module}")
-        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in docstrings:
+        elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in ctx.docstrings:
             for w in _words(node.value):
                 if self.route(w, node, s, True, f"names {w} in a string"):
                     break
@@ -669,9 +902,36 @@ class _Scanner:
                     if self.route(w, node, s, True, f"looks up {w} by a string"):
                         break
         elif isinstance(node, ast.Call):
-            self.call(node, s, docstrings, depth)
+            self.call(node, s, ctx, depth)
 
-    def call(self, node: ast.Call, s: _Stmt, docstrings, depth) -> None:
+    def name(self, node: ast.Name, s: _Stmt, ctx) -> None:
+        """A name read on its own (not the start of a chain): an imported function or module, a
+        builtin, a name only a star import defines, or the student's own (reached: nothing to do)."""
+        global_here = ctx.free is None or node.id in ctx.free
+        paths = self.aliased(node.id, ctx)
+        if paths and id(node) not in ctx.inner:
+            for p in sorted(paths):
+                self.path(p, node, s)
+        if not global_here or node.id in self.program.records or node.id in _IPYTHON_NAMES:
+            return
+        if hasattr(builtins, node.id):
+            if node.id in ("builtins", "__builtins__"):
+                self.add("unsure", "dynamic", "changes or reads Python's builtins", node, self.where(s, node))
+            elif not (node.id in _SAFE_BUILTINS or _is_exception(node.id)
+                      or node.id in _REFLECTIVE and id(node) in ctx.called):
+                self.add("unsure", "unlisted", f"uses the builtin {node.id}, which is not among the operations "
+                         f"{self.rule.question} may use", node, self.where(s, node))
+            return
+        if self.program.stars:
+            given = [m for _, m in self.program.stars
+                     if m.split(".")[0] in ("torch", "functorch") or _star_gives(m, node.id)]
+            for m in given:
+                self.path(f"{m}.{node.id}", node, s, "uses (from a star import)")
+            if not given:
+                self.add("unsure", "dynamic", f"uses {node.id}, which only a star import can define",
+                         node, self.where(s, node))
+
+    def call(self, node: ast.Call, s: _Stmt, ctx, depth) -> None:
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         runs, code = _code_argument(node)
@@ -682,7 +942,7 @@ class _Scanner:
                 self.add("unsure", "dynamic", "runs code built at run time", node, self.where(s, node))
             else:
                 outer, self.inside_string = self.inside_string, self.where(s, node)[1]
-                self.walk(parsed, s, set(), depth + 1)
+                self.walk(parsed, s, depth + 1)
                 self.inside_string = outer
             return
         if name in ("getattr", "setattr", "delattr", "hasattr", "__getattribute__", "__getattr__", "attrgetter",
@@ -690,7 +950,12 @@ class _Scanner:
             index = 1 if name in ("getattr", "setattr", "delattr", "hasattr") else 0
             if len(node.args) > index:
                 key = _fold(node.args[index])
-                if isinstance(key, (str, bytes)):
+                owner = node.args[0] if index == 1 else None
+                base = self.aliased(owner.id, ctx) if isinstance(owner, ast.Name) else set()
+                if isinstance(key, str) and base and _IDENTIFIER_PATH.match(key):
+                    for p in sorted(base):
+                        self.path(f"{p}.{key}", node, s, "looks up")
+                elif isinstance(key, (str, bytes)):
                     for w in _words(key):
                         if self.route(w, node, s, True, f"looks up {w} by a string"):
                             break
@@ -735,22 +1000,6 @@ def judge_notebook(notebook, questions=None) -> dict[str, Verdict]:
     ids = [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells]
     return judge(sources, questions, lambda i: f"cell {ids[i][:40]}" if 0 <= i < len(ids) and isinstance(ids[i], str)
                  else f"code cell {i + 1}")
-
-
-def judge_for_nbgrader(notebook) -> tuple[dict[str, str], list[str]]:
-    """What nbgrader's autograde does with the verdicts on a submitted notebook, decided in its own
-    process: (grade_id of every test cell that must score 0 -> the message for the student, lines
-    for the TA). A test cell's grade_id is its check's id."""
-    from autograder.grader_side import checks
-
-    zero, notes = {}, []
-    for qid, verdict in judge_notebook(notebook).items():
-        if verdict.status == "route":
-            zero.update({c.id: verdict.message() for c in checks.all_checks() if c.question == qid})
-            notes.append(f"{qid} not scored: {verdict.first.reason} ({verdict.first.code}, {verdict.first.where})")
-        elif verdict.status == "unsure":
-            notes.append(verdict.message())
-    return zero, notes
 
 
 def _unique(findings):

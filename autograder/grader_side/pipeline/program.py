@@ -4,12 +4,13 @@ The student's code cells run in their order; read-only given cells run as the re
 (put back at the top if deleted), except those that only show the student something; test cells
 and retyped checks never run. IPython syntax in a student's cell (``files = !ls``,
 ``layer_norm?``, ``%time x = f()``) becomes plain Python here, by IPython's own input
-transformer, before any code reaches the sandbox. The first cell, the prelude, makes
+transformer, before any code reaches the sandbox; the same request has the route judge read the
+program. Both run in a helper process with a time and memory budget (``analysis.py``): a
+notebook that exhausts it runs its cells as written, and its route questions go to a TA. The first cell, the prelude, makes
 ``from student_side import check, ready`` harmless (checks run in the grader, not next to the
 code) and defines the ``get_ipython()`` that transformed code calls.
 """
-from IPython.core.inputtransformer2 import TransformerManager
-
+from autograder.grader_side import analysis, contract, routes
 from autograder.grader_side.pipeline.tamper import RETYPED
 
 PRELUDE = '''\
@@ -46,35 +47,30 @@ def get_ipython():
     return _shell
 '''
 
-# Longer cells are passed on as they are (IPython's transformer is meant for what a person types).
-MAX_TRANSFORMED = 200_000
-
-
-def as_python(source: str) -> str:
-    """``source`` with IPython's shell, help and magic syntax turned into plain Python calls of
-    ``get_ipython()``; plain Python comes back unchanged."""
-    if len(source) > MAX_TRANSFORMED or not any(mark in source for mark in "!%?"):
-        return source
-    try:
-        return TransformerManager().transform_cell(source)
-    except Exception:   # left as it was: the cell then fails (or not) on its own
-        return source
-
-
 def run(sub, env):
     for notebook, cells in sub.cells.items():
         tests, given = env.assignment.tests(notebook), env.assignment.given(notebook)
-        program, placed = [PRELUDE], set()
+        entries, placed, number = [], set(), 0      # (source, the student's, label)
         for cell in cells:
-            if cell.cell_type != "code" or cell.grade_id in tests or RETYPED.search(cell.source):
+            if cell.cell_type != "code":
+                continue
+            number += 1
+            if cell.grade_id in tests or RETYPED.search(cell.source):
                 continue
             if cell.grade_id in given:
                 if cell.grade_id in placed:
                     continue
                 placed.add(cell.grade_id)
                 if not given[cell.grade_id].skip_when_grading:
-                    program.append(given[cell.grade_id].source)
+                    entries.append((given[cell.grade_id].source, False, "a cell the course gives"))
             else:
-                program.append(as_python(cell.source))
-        missing = [c.source for gid, c in given.items() if gid not in placed and not c.skip_when_grading]
-        sub.programs[notebook] = program[:1] + missing + program[1:]
+                entries.append((cell.source, True, f"cell {cell.grade_id[:40]}" if cell.grade_id
+                                else f"code cell {number}"))
+        missing = [(c.source, False, "a cell the course gives") for gid, c in given.items()
+                   if gid not in placed and not c.skip_when_grading]
+        entries = [(PRELUDE, False, "the grader's prelude")] + missing + entries
+        questions = [q for q in routes.RULES if contract.QUESTIONS[q].notebook == notebook]
+        reading = analysis.read([(source, mine, i > 0) for i, (source, mine, _) in enumerate(entries)], questions,
+                                [label for _, _, label in entries])
+        sub.programs[notebook] = reading.program
+        sub.readings[notebook] = reading

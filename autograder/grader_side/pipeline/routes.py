@@ -1,38 +1,29 @@
-"""Step 6: judge forbidden routes from the submitted source, in this process.
+"""Step 6: apply the route verdicts the judge gave on the submitted source.
 
-``grader_side.routes.judge`` reads the code each notebook ran (its program) and decides, per
-question with a rule, whether that question's code reaches a forbidden route. A route fails
-every check of the question with a message saying where; an uncertain verdict (an attribute
-name or code computed at run time) keeps the score and is flagged for a TA with the reason. What
-the child reported reaching while the checks ran is evidence only: it never changes a score, and
-when the source shows no route it is flagged for a TA.
+``grader_side.routes.judge`` read the code each notebook ran (in ``program.py``'s request to the
+bounded helper, ``analysis.py``) and decided, per question with a rule: ``route`` (the question's
+code reaches a forbidden route: every check of it fails, with where), ``unsure`` (it could not
+prove the code clean: the points of the checks that passed wait for a TA, who sees the reason
+and the line, as for an answer the grader cannot place) or ``clean``. A judge that failed or ran
+out of its budget makes every route question of the notebook ``unsure``. What the child reported
+reaching while the checks ran is evidence only: when the source shows no route, the question
+waits for a TA too.
 """
 from __future__ import annotations
 
 import threading
 
 from autograder.grader_side import checks, contract, routes
-from autograder.grader_side.pipeline.program import PRELUDE
 from autograder.grader_side.pipeline.submission import Outcome
 
-_known: dict[tuple[str, str], object] = {}
+_known: dict[tuple[str, str, str], object] = {}
 _known_lock = threading.Lock()
 
 
 def run(sub, env):
-    for notebook, program in sub.programs.items():
-        questions = [q for q in routes.RULES if contract.QUESTIONS[q].notebook == notebook]
-        if not questions:
-            continue
-        program = ["" if source is PRELUDE else source for source in program]   # the grader's own line
-        labels = _labels(sub.cells.get(notebook, []), program)
-        try:
-            verdicts = routes.judge(program, questions, labels)
-        except Exception as exc:   # a bug in the judge must not cost the student a grade
-            sub.flags.append(f"{notebook}: forbidden routes could not be judged ({type(exc).__name__}); "
-                             f"check {', '.join(questions)} by hand")
-            continue
-        for qid, verdict in verdicts.items():
+    for notebook, reading in sub.readings.items():
+        for qid in [q for q in routes.RULES if contract.QUESTIONS[q].notebook == notebook]:
+            verdict = reading.verdicts.get(qid) or _unjudged(qid, reading.failure)
             mine = [c for c in checks.all_checks() if c.question == qid and c.id in sub.outcomes]
             evidence = sorted({b for c in mine for b in sub.outcomes[c.id].evidence})
             if verdict.status == "route":
@@ -42,35 +33,37 @@ def run(sub, env):
                     sub.outcomes[c.id] = Outcome(False, message, old.replies, evidence=old.evidence)
                 f = verdict.first
                 sub.flags.append(f"{notebook}: {qid} not scored: {f.reason} ({f.code}, {f.where})")
-                entry = _catalogued(env, notebook, qid, f.family)
+                entry = _catalogued(env, notebook, qid, f)
                 if entry is not None:
                     sub.diagnoses[qid] = entry
             elif verdict.status == "unsure":
-                sub.flags.append(f"{notebook}: {verdict.message()}")
-                sub.to_review[qid] = verdict.message()
+                _wait_for_a_ta(sub, notebook, qid, mine, verdict.message())
             elif evidence:
-                why = (f"{qid}: while the checks ran, the code reported reaching torch's {', '.join(evidence)}, "
-                       "though its source shows no route to it; check it by hand")
-                sub.flags.append(f"{notebook}: {why}")
-                sub.to_review[qid] = why
+                _wait_for_a_ta(sub, notebook, qid, mine,
+                               f"{qid}: while the checks ran, the code reported reaching torch's {', '.join(evidence)}, "
+                               "though its source shows no route to it; check it by hand")
 
 
-def _labels(cells, program):
-    """Name each program entry by the submitted cell it came from (its grade_id, else its place)."""
-    places = {}
-    code_number = 0
-    for cell in cells:
-        if cell.cell_type != "code":
-            continue
-        code_number += 1
-        places.setdefault(cell.source, f"cell {cell.grade_id[:40]}" if cell.grade_id else f"code cell {code_number}")
-    names = [places.get(source, "a cell the course gives") for source in program]
-    return lambda i: names[i] if 0 <= i < len(names) else f"cell {i + 1}"
+def _unjudged(qid: str, failure: str) -> routes.Verdict:
+    why = failure or "the grader could not read this notebook's code"
+    return routes.Verdict(qid, [routes.Finding("unsure", "judge", why, "the whole notebook", "")])
 
 
-def _catalogued(env, notebook, question, family):
-    """The first catalogue entry of ``question`` whose code takes a route of the same family."""
-    key = (question, family)
+def _wait_for_a_ta(sub, notebook: str, qid: str, mine, why: str) -> None:
+    """The points of ``qid``'s passed checks wait for a TA (nbgrader's needs_manual_grade)."""
+    sub.flags.append(f"{notebook}: {why}")
+    sub.to_review[qid] = why
+    for c in mine:
+        old = sub.outcomes[c.id]
+        if old.passed:
+            sub.outcomes[c.id] = Outcome(False, f"awaiting a TA's review: {why}", old.replies, review=why,
+                                         evidence=old.evidence)
+
+
+def _catalogued(env, notebook, question, finding):
+    """The first catalogue entry of ``question`` whose code takes the same route (the same family
+    and forbidden member): a route no entry takes names no misconception."""
+    key = (question, finding.family, finding.name)
     with _known_lock:
         if key not in _known:
             from autograder.grader_side import misconceptions
@@ -78,5 +71,5 @@ def _catalogued(env, notebook, question, family):
             given = [c.source for c in env.assignment.given(notebook).values()]
             _known[key] = next((e for e in misconceptions.catalogue() if e.question == question and e.mode == "append"
                                 and (v := routes.judge(given + [e.code], [question])[question]).status == "route"
-                                and v.first.family == family), None)
+                                and (v.first.family, v.first.name) == key[1:]), None)
         return _known[key]
