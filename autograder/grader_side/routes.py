@@ -653,12 +653,35 @@ def _torch_module(node, name) -> bool:
 
 _IDENTIFIER_PATH = re.compile(r"^[A-Za-z_][\w.:]*$")
 _MAX_TEXT = 10_000
-# A format field with a width ("%9999s", "{:>9999}"): folding it could allocate without bound.
-_WIDE = re.compile(r"%[-+ #0]*\d|\{[^}]*:[^}]*\d")
+# Folding may build at most this much from its inputs (their size times the receiver's): a
+# method or format whose output could be larger is not folded at all.
+_MAX_WORK = 1_000_000
+# A format field with a width or precision, given or taken from the arguments ("%9999s",
+# "%.3000000d", "%*d", "{:>9999}", "{:{}}"): folding it could allocate without bound.
+_WIDE = re.compile(r"%(?:\([^)]*\))?[-+ #0]*[\d*.]|\{[^}]*[:!][^}]*[\d{]")
+
+
+def _size(value) -> int:
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    if isinstance(value, list):
+        return len(value) + sum(_size(v) for v in value)
+    return 1
+
+
+def _small(value):
+    """``value`` when it is within the folding cap, else None."""
+    return value if value is None or _size(value) <= _MAX_TEXT else None
 
 
 def _fold(node, depth: int = 0):
-    """The constant a small expression evaluates to (strings, numbers, bytes, lists), or None."""
+    """The constant a small expression evaluates to (strings, numbers, bytes, lists), or None;
+    None too for any result over ``_MAX_TEXT`` whatever produced it, and for an expression whose
+    result could be larger than ``_MAX_WORK`` before it is computed."""
+    return _small(_fold_any(node, depth))
+
+
+def _fold_any(node, depth: int):
     if node is None or depth > 20:
         return None
     if isinstance(node, ast.Constant):
@@ -689,7 +712,8 @@ def _fold(node, depth: int = 0):
                 if isinstance(times, int) and hasattr(seq, "__len__") and len(seq) * times <= _MAX_TEXT:
                     return seq * times
                 return None
-            if isinstance(node.op, ast.Mod) and isinstance(left, str) and not _WIDE.search(left):
+            if isinstance(node.op, ast.Mod) and isinstance(left, str) and not _WIDE.search(left) \
+                    and _size(left) * (1 + _size(right)) <= _MAX_WORK:
                 return left % (tuple(right) if isinstance(right, list) else right)
         except Exception:
             return None
@@ -712,7 +736,8 @@ def _fold(node, depth: int = 0):
         args = [_fold(a, depth + 1) for a in node.args]
         if any(a is None for a in args):
             return None
-        if isinstance(node.func, ast.Name) and node.func.id in ("chr", "str", "bytes") and len(args) == 1:
+        if isinstance(node.func, ast.Name) and node.func.id in ("chr", "str", "bytes") and len(args) == 1 \
+                and not (node.func.id == "bytes" and not isinstance(args[0], list)):
             try:
                 return {"chr": chr, "str": str, "bytes": lambda b: bytes(b)}[node.func.id](args[0])
             except Exception:
@@ -720,7 +745,8 @@ def _fold(node, depth: int = 0):
         if isinstance(node.func, ast.Attribute):
             value = _fold(node.func.value, depth + 1)
             method = node.func.attr
-            if method == "format" and isinstance(value, str) and _WIDE.search(value):
+            if method == "format" and isinstance(value, str) and _WIDE.search(value) or \
+                    _size(value) * (1 + sum(_size(a) for a in args)) > _MAX_WORK:
                 return None
             if isinstance(value, (str, bytes)) and method in ("join", "lower", "upper", "replace", "strip", "lstrip",
                                                               "rstrip", "format", "decode", "encode", "title",
