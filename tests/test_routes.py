@@ -364,6 +364,20 @@ def test_a_route_fails_every_check_of_its_question_only():
     assert any("B1 not scored" in f for f in sub.flags)
 
 
+def test_a_route_names_only_the_misconception_that_takes_the_same_route():
+    """Constructing an encoder layer inside forward is a route, but not the catalogued
+    "subclasses nn.TransformerEncoderLayer" mistake; subclassing it is."""
+    a = Assignment()
+    inside = _submission(a, ["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n"
+                             "        return nn.TransformerEncoderLayer(16, 4, batch_first=True)(x)"])
+    step.run(inside, Env(a, sandbox=None))
+    assert not inside.outcomes[next(c.id for c in checks.all_checks() if c.question == "B6")].passed
+    assert "B6" not in inside.diagnoses
+    subclass = _submission(a, ["class PreNormBlock(nn.TransformerEncoderLayer):\n    pass"])
+    step.run(subclass, Env(a, sandbox=None))
+    assert subclass.diagnoses["B6"].id == "B6-subclasses-encoder-layer"
+
+
 # ---- end to end: course autograde in its sandbox ------------------------------------------------
 
 def _b1(a, code):

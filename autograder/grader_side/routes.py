@@ -799,6 +799,7 @@ class _Context:
     docstrings: set     # ids of string constants that are docstrings
     inner: set          # ids of nodes that start a longer chain (``torch`` and ``torch.nn`` in torch.nn.gelu)
     called: set         # ids of nodes that are called
+    bases: set          # ids of nodes that are a class's bases
     free: set | None    # global names the nodes use (None: any)
 
 
@@ -839,7 +840,8 @@ class _Scanner:
                       and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
         inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
         called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
-        ctx = _Context(docstrings, inner, called, free)
+        bases = {id(b) for n in nodes if isinstance(n, ast.ClassDef) for b in n.bases}
+        ctx = _Context(docstrings, inner, called, bases, free)
         for node in nodes:
             self.visit(node, s, ctx, depth)
 
@@ -890,7 +892,7 @@ class _Scanner:
             if paths:
                 if id(node) not in ctx.inner:   # the whole chain: torch.nn.functional.gelu
                     for p in sorted(paths):
-                        self.path(".".join([p, *attrs]), node, s)
+                        self.path(".".join([p, *attrs]), node, s, "subclasses" if id(node) in ctx.bases else "uses")
             else:
                 self.route(node.attr, node, s, self.torch_root(node.value))
             if node.attr in _DYNAMIC_ATTRS and (node.attr != "modules" or _root(node) == "sys"):
@@ -937,7 +939,7 @@ class _Scanner:
         paths = self.aliased(node.id, ctx)
         if paths and id(node) not in ctx.inner:
             for p in sorted(paths):
-                self.path(p, node, s)
+                self.path(p, node, s, "subclasses" if id(node) in ctx.bases else "uses")
         if not global_here or node.id in self.program.records or node.id in _IPYTHON_NAMES:
             return
         if hasattr(builtins, node.id):

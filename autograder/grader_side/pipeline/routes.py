@@ -61,9 +61,9 @@ def _wait_for_a_ta(sub, notebook: str, qid: str, mine, why: str) -> None:
 
 
 def _catalogued(env, notebook, question, finding):
-    """The first catalogue entry of ``question`` whose code takes the same route (the same family
-    and forbidden member): a route no entry takes names no misconception."""
-    key = (question, finding.family, finding.name)
+    """The first catalogue entry of ``question`` whose code takes the same route (the same family,
+    forbidden member and way: "uses" or "subclasses"): a route no entry takes names no misconception."""
+    key = (question, finding.family, finding.name, finding.reason.split(" ", 1)[0])
     with _known_lock:
         if key not in _known:
             from autograder.grader_side import misconceptions
@@ -71,5 +71,6 @@ def _catalogued(env, notebook, question, finding):
             given = [c.source for c in env.assignment.given(notebook).values()]
             _known[key] = next((e for e in misconceptions.catalogue() if e.question == question and e.mode == "append"
                                 and (v := routes.judge(given + [e.code], [question])[question]).status == "route"
-                                and (v.first.family, v.first.name) == key[1:]), None)
+                                and (v.first.family, v.first.name, v.first.reason.split(" ", 1)[0]) == key[1:]),
+                               None)
         return _known[key]
