@@ -1,0 +1,170 @@
+"""Grading with pytest: one test item per check, scored exactly as ``course autograde`` scores it.
+
+Run in the course folder (the one holding ``nbgrader_config.py``)::
+
+    pytest --submission submitted/alice/transformer-block      # one student
+    pytest --submissions submitted/ --junitxml grades.xml       # a whole class
+
+The submissions are graded once, at collection, by ``course autograde``'s own pipeline (the same
+sandbox, grader-side comparisons and route verdicts); each check then becomes an item
+``<student>::<question>::<check>`` that passes, fails with the check's message for the student,
+or is skipped while its points wait for a TA (a question graded by hand, an answer or a route the
+grader left to a TA). Every item carries its points as JUnit XML properties (``points``,
+``score``, ``question``, ``hidden``, ``student``), ``-k``, ``-x`` and ``--lf`` work as usual, and
+the summary gives each student's total. Without ``--submission``/``--submissions`` the plugin
+does nothing.
+"""
+from __future__ import annotations
+
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("course", "grading submissions with the course's checks")
+    group.addoption("--submission", type=Path, default=None, metavar="FOLDER",
+                    help="grade one student's folder: <student>/<assignment>/ or <student>/ holding the notebooks")
+    group.addoption("--submissions", type=Path, default=None, metavar="DIR",
+                    help="grade every student folder in DIR, as `course autograde --submissions DIR`")
+    group.addoption("--assignment", default=None, help="the assignment (default: the --submission folder's name "
+                                                       "when it is one of the course's, else the course's default)")
+    group.addoption("--course", type=Path, default=None, help="the course folder (default: the current one)")
+    group.addoption("--grading-timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
+    group.addoption("--grading-workers", type=int, default=0, help="parallel submissions (0: one per core)")
+
+
+def pytest_configure(config):
+    if config.getoption("submission") or config.getoption("submissions"):
+        config.pluginmanager.register(Grading(config), "course-grading-session")
+
+
+class Grading:
+    """The plugin once a submission is given: grades at collection, reports totals at the end."""
+
+    def __init__(self, config):
+        self.config = config
+        self.results: dict = {}
+
+    def pytest_collection(self, session):
+        from autograder import api
+
+        config = self.config
+        try:
+            self.results = _grade(config)
+        except api.CourseError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        session.items = [item for sid, result in self.results["students"].items()
+                         for item in _items(session, sid, result)]
+        config.hook.pytest_collection_modifyitems(session=session, config=config, items=session.items)
+        config.hook.pytest_collection_finish(session=session)
+        session.testscollected = len(session.items)
+        return True
+
+    def pytest_terminal_summary(self, terminalreporter):
+        for sid, result in self.results.get("students", {}).items():
+            waiting = [q for q in result.get("needs_manual_grade", [])]
+            line = f"{sid}: {result['score']:g} / {result['max_score']:g} points"
+            if waiting:
+                line += f"; waiting for a TA: {', '.join(waiting)}"
+            if result.get("reason"):
+                line += f"; {result['reason']}"
+            terminalreporter.write_line(line)
+
+
+def _grade(config) -> dict:
+    """The results document of the submissions the options name."""
+    from autograder import api
+    from autograder.grader_side.assignment import Assignment
+
+    root = api.course_root(config.getoption("course"))
+    timeout, workers = config.getoption("grading_timeout"), config.getoption("grading_workers")
+    one, many = config.getoption("submission"), config.getoption("submissions")
+    if one and many:
+        raise api.CourseError("give --submission FOLDER or --submissions DIR, not both")
+    assignment = config.getoption("assignment")
+    if many:
+        return api.autograde(assignment or Assignment(repo=root).name, many, workers, timeout, repo=root)
+    one = Path(one)
+    if not one.is_dir() or one.is_symlink():
+        raise api.CourseError(f"--submission {one} is not a folder: give <student>/<assignment>/ or <student>/")
+    named = one.name if (root / "solutions" / one.name).is_dir() else None
+    assignment = assignment or named or Assignment(repo=root).name
+    student = one.resolve().parent.name if named == assignment else one.name
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp) / student
+        folder.mkdir()
+        for path in one.iterdir():      # the notebooks themselves: a link is left for the grader to refuse
+            info = path.lstat()
+            if stat.S_ISREG(info.st_mode) and path.suffix == ".ipynb":
+                shutil.copyfile(path, folder / path.name)
+            elif stat.S_ISLNK(info.st_mode):
+                (folder / path.name).symlink_to(path)
+        return api.autograde(assignment, Path(tmp), workers or 1, timeout, repo=root)
+
+
+def _items(session, sid: str, result: dict):
+    student = Student.from_parent(session, name=sid, nodeid=sid)
+    questions = result.get("questions") or {}
+    if not any(q.get("checks") for q in questions.values()):
+        yield Check.from_parent(student, name="submission", sid=sid, qid="", row=None,
+                                why=result.get("reason") or "nothing could be graded")
+        return
+    for qid, q in questions.items():
+        node = Question.from_parent(student, name=qid, nodeid=f"{sid}::{qid}")
+        if q.get("manual"):
+            yield Check.from_parent(node, name=f"{qid}_manual", sid=sid, qid=qid, row=None,
+                                    why="graded by hand by a TA", skip=True, points=q["max_score"])
+        for row in q.get("checks") or []:
+            yield Check.from_parent(node, name=row["id"], sid=sid, qid=qid, row=row)
+
+
+class Student(pytest.Collector):
+    def collect(self):
+        return []
+
+
+class Question(pytest.Collector):
+    def collect(self):
+        return []
+
+
+class CheckFailed(Exception):
+    """A check the submission did not pass: its message for the student."""
+
+
+class Check(pytest.Item):
+    """One check of one student, already scored."""
+
+    def __init__(self, *, sid, qid, row, why="", skip=False, points=None, **kwargs):
+        super().__init__(**kwargs)
+        self.row, self.why, self.skip_it = row, why, skip
+        self.user_properties += [("student", sid), ("question", qid)]
+        if row is not None:
+            self.user_properties += [("points", row["max_score"]), ("score", row["score"]),
+                                     ("hidden", row["hidden"])]
+        elif points is not None:
+            self.user_properties += [("points", points), ("score", "manual")]
+
+    def runtest(self):
+        row = self.row
+        if row is None:
+            if self.skip_it:
+                pytest.skip(self.why)
+            raise CheckFailed(self.why)
+        if row["passed"]:
+            return
+        if row.get("review"):
+            pytest.skip(f"awaiting a TA's review: {row['message']}")
+        raise CheckFailed(row["message"])
+
+    def repr_failure(self, excinfo, style=None):
+        if excinfo.errisinstance(CheckFailed):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self):
+        return self.path, None, self.nodeid
