@@ -64,7 +64,7 @@ def as_python(source: str) -> str:
 def run(sub, env):
     for notebook, cells in sub.cells.items():
         tests, given = env.assignment.tests(notebook), env.assignment.given(notebook)
-        program, placed = [PRELUDE], set()
+        program, ids, placed = [PRELUDE], [""], set()
         for cell in cells:
             if cell.cell_type != "code" or cell.grade_id in tests or RETYPED.search(cell.source):
                 continue
@@ -74,7 +74,10 @@ def run(sub, env):
                 placed.add(cell.grade_id)
                 if not given[cell.grade_id].skip_when_grading:
                     program.append(given[cell.grade_id].source)
+                    ids.append(cell.grade_id)
             else:
                 program.append(as_python(cell.source))
-        missing = [c.source for gid, c in given.items() if gid not in placed and not c.skip_when_grading]
-        sub.programs[notebook] = program[:1] + missing + program[1:]
+                ids.append(cell.grade_id)
+        missing = {gid: c.source for gid, c in given.items() if gid not in placed and not c.skip_when_grading}
+        sub.programs[notebook] = program[:1] + list(missing.values()) + program[1:]
+        sub.program_ids[notebook] = ids[:1] + list(missing) + ids[1:]
