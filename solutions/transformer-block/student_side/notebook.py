@@ -76,6 +76,9 @@ def ready(*names: str, ns: dict | None = None) -> None:
             raise CheckFailed(f"`{name}` still raises NotImplementedError: write it (see the TODO box above it)")
         if name in checks.FORMS:
             _readable(name, ns)
+        elif not callable(ns[name]):   # every other name a check uses is a function or a class it calls
+            raise CheckFailed(f"the grader cannot grade `{name}` in this form: it is a {type(ns[name]).__name__}, and "
+                              "the checks call it; define it with def (or class) as the TODO box shows")
     from IPython.display import display
     display(Ready(names))
 
