@@ -16,7 +16,7 @@ from autograder.grader_side.misconceptions import catalogue, variants
 from autograder.grader_side.analysis import as_python
 from autograder.grader_side.pipeline.program import PRELUDE
 from autograder.reports.exports import write_csv
-from autograder.student_side.checks import NeedsReview, expect_answer, expect_parts, expect_sentence_pair
+from autograder.student_side.checks import NeedsReview, expect_answer, expect_parts, expect_sentence_pair, hedges
 from autograder.student_side.student import CheckFailed, Student, in_process
 from autograder.tooling.sampleclass import trusted_namespace, write_submission
 from solutions.reference import blocks, depth, positions
@@ -58,6 +58,47 @@ C2 = (depth.RESIDUAL_COUSIN, depth.RESIDUAL_COUSIN_WRONG, "q2_residual_cousin")
 ])
 def test_a_single_answer_is_accepted_rejected_or_sent_to_a_ta(answer, verdict):
     assert _verdict(expect_answer, answer, *C2) == verdict
+
+
+def test_a_hedge_is_reviewed_with_the_reason_that_it_hedges():
+    for answer in ("LSTM or GRU", "LSTM/GRU", "maybe the LSTM"):
+        with pytest.raises(NeedsReview, match=r"\(it hedges between options\)"):
+            expect_answer(answer, *C2)
+    with pytest.raises(CheckFailed, match="your answer hedges between options: give one"):
+        expect_answer("LSTM or RNN", *C2)
+
+
+@pytest.mark.parametrize("text, hedged", [
+    ("LSTM/GRU", True), ("pre / post", True), ("LSTM or GRU", True), ("1/-1", False), ("3/1", False),
+    ("512 / 256", False), ("2:1", False), ("the LSTM, a 1997 design", False),
+])
+def test_a_slash_between_numbers_is_not_a_hedge(text, hedged):
+    assert hedges(text) is hedged
+
+
+C7_PAPER = (blocks.PAPER_2017, blocks.MODERN_DEFAULT | blocks.NOT_A_PLACEMENT, "q7_2017_paper", blocks.PLACEMENT_FORMULAS)
+C7_MODERN = (blocks.MODERN_DEFAULT, blocks.PAPER_2017 | blocks.NOT_A_PLACEMENT, "q7_modern_default",
+             blocks.PLACEMENT_FORMULAS)
+
+
+@pytest.mark.parametrize("answer, paper, modern", [
+    ("LayerNorm(x + Sublayer(x))", "accepted", "rejected"),           # the 2017 paper's own formula
+    ("x + Sublayer(LayerNorm(x))", "rejected", "accepted"),
+    ("LN(x+F(x))", "accepted", "rejected"),
+    ("x <- Norm(x + F(x))", "accepted", "rejected"),
+    ("x_{l+1} = LN(x_l + F(x_l))", "accepted", "rejected"),
+    ("LayerNorm(x + Dropout(Sublayer(x)))", "accepted", "rejected"),
+    ("Norm(Sublayer(x) + x)", "accepted", "rejected"),
+    ("x = x + F(LN(x))", "rejected", "accepted"),
+    ("h + Attention(RMSNorm(h))", "rejected", "accepted"),
+    ("post-norm: LayerNorm(x + Sublayer(x))", "accepted", "rejected"),
+    ("Add & Norm", "accepted", "rejected"),                           # the paper's figure label
+    ("LayerNorm(x + Sublayer(x)) or x + Sublayer(LayerNorm(x))", "rejected", "rejected"),   # a hedge
+    ("x + LN(F(x))", "review 'x + LN(F(x))'", "review 'x + LN(F(x))'"),     # neither placement: a TA reads it
+])
+def test_the_papers_formulas_name_their_placement(answer, paper, modern):
+    assert _verdict(expect_answer, answer, *C7_PAPER) == paper
+    assert _verdict(expect_answer, answer, *C7_MODERN) == modern
 
 
 def test_an_answer_that_is_not_text_is_rejected_not_reviewed():
@@ -215,14 +256,20 @@ def test_a_review_and_ipython_syntax_through_course_autograde(tmp_path):
     a = Assignment()
     source = {c.grade_id: c.source for nb in a.notebooks for c in a.cells(nb)}
     # The student's C2 answer is one the grader cannot place; their B1 cell binds layer_norm only
-    # through %time, next to a shell line and a help line: both must work as in Jupyter.
+    # through %time, next to a shell line and a help line: both must work as in Jupyter. Their B2
+    # cell has a syntax error, which is what B2's checks report (not a missing rms_norm).
     b1 = (solved(source["B1_code"]).replace("def layer_norm(", "def _layer_norm(")
           + "\nfiles = !ls\n_layer_norm?\n%time layer_norm = _layer_norm\n")
+    b2 = solved(source["B2_code"]).replace("keepdim=True)", "keepdim=True", 1)
     write_submission(tmp_path / "subs" / "ta", a, edits={
-        "C2_code": 'q2_residual_cousin = "the GRU"\n', "B1_code": b1})
+        "C2_code": 'q2_residual_cousin = "the GRU"\n', "B1_code": b1, "B2_code": b2})
     results = api.autograde(a.name, tmp_path / "subs", workers=1)
     mine = results["students"]["ta"]
-    assert mine["score"] == 98.0, {q: v["score"] for q, v in mine["questions"].items()}
+    assert mine["score"] == 93.0, {q: v["score"] for q, v in mine["questions"].items()}
+    for row in mine["questions"]["B2"]["checks"]:
+        assert row["message"].startswith("`rms_norm` is not defined: the cell that defines it (B2_code) stopped with "
+                                         "SyntaxError: "), row["message"]
+        assert "<cell" not in row["message"] and "Fix that cell and run it again" in row["message"]
     c2 = mine["questions"]["C2"]
     (row,) = c2["checks"]
     assert row["score"] == 0.0 and not row["passed"] and row["review"] == "'the GRU'"

@@ -377,3 +377,9 @@ def test_report_figures_and_determinism(graded, tmp_path):
     assert again.read_bytes() == report_path.read_bytes()
     for name in report.FIGURES:
         assert (tmp_path / name).read_bytes() == (report_path.parent / name).read_bytes(), name
+
+
+def test_each_question_is_labelled_with_its_own_topic():
+    assert pages.topic("C6", " notebook") == "Encoder, decoder and decoder-only blocks (concepts notebook)"
+    assert pages.topic("C7") == "Pre-norm and post-norm blocks (concepts)"
+    assert pages.topic("B1") == "Layer norm and RMSNorm (build)"

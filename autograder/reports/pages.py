@@ -74,12 +74,20 @@ def code_spans(text) -> list[tuple[str, bool]]:
 
 # ---- reading the results ----------------------------------------------------------------------
 
+# A question whose own topic is not its concept's (C6 is graded with the blocks, but asks about
+# encoders and decoders, not about norm placement).
+QUESTION_WORDS = {
+    "C6": "Encoder, decoder and decoder-only blocks",
+}
+
+
 def topic(qid: str, notebook_word: str = "") -> str:
-    """The concept a question belongs to, with its notebook: ``Layer norm and RMSNorm (build notebook)``."""
+    """The topic of a question, with its notebook: ``Layer norm and RMSNorm (build notebook)``."""
     meta = QUESTIONS.get(qid)
     if meta is None:
         return ""
-    return f"{CONCEPT_WORDS.get(meta.concept, meta.concept)} ({meta.notebook}{notebook_word})"
+    words = QUESTION_WORDS.get(qid) or CONCEPT_WORDS.get(meta.concept, meta.concept)
+    return f"{words} ({meta.notebook}{notebook_word})"
 
 
 def points_lost(question: dict) -> bool:

@@ -1,4 +1,6 @@
 """B6, B7, C6, C7: pre-norm and post-norm blocks that match nn.TransformerEncoderLayer."""
+import re
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -121,3 +123,27 @@ MODERN_DEFAULT = frozenset({
 # Not a placement at all: the kind of norm.
 NOT_A_PLACEMENT = frozenset({"rmsnorm", "rms norm", "layernorm", "layer norm", "layer normalization",
                              "batch norm", "batchnorm", "batch normalization"})
+
+# The placements written as the 2017 paper writes them, LayerNorm(x + Sublayer(x)), or as the
+# lesson does, x + F(Norm(x)): any norm's name (LN, LayerNorm, Norm, RMSNorm, LN_1...), any
+# sublayer's name (nested ones too: Dropout(Sublayer(x))), any variable, either order of the sum.
+_S = r"\s*"
+_VAR = r"(?P<v>[a-z][a-z0-9_']*)"
+_SAME = r"(?P=v)"
+_NORM = r"(?:layer[ _-]?norm(?:alization)?|rms[ _-]?norm|norm(?:alize)?|ln)[ _]?\d?"
+_CALLS = rf"(?:[a-z][\w.-]*{_S}\({_S})+"        # one or more sublayer calls opening: F( or Dropout(F(
+_CLOSES = rf"(?:{_S}\))+"
+
+
+def _formula(*parts: str) -> re.Pattern:
+    return re.compile(r"(?<![\w.])" + _S.join(parts), re.IGNORECASE)
+
+
+PLACEMENT_FORMULAS = (
+    # post-norm: Norm(x + F(x)) and Norm(F(x) + x)
+    (_formula(_NORM, r"\(", _VAR, r"\+", _CALLS + _SAME + _CLOSES), "post norm"),
+    (_formula(_NORM, r"\(", _CALLS + _VAR + _CLOSES, r"\+", _SAME, r"\)"), "post norm"),
+    # pre-norm: x + F(Norm(x)) and F(Norm(x)) + x
+    (_formula(_VAR, r"\+", _CALLS + _NORM, r"\(", _SAME, r"\)" + _CLOSES), "pre norm"),
+    (_formula(_CALLS + _NORM, r"\(", _VAR, r"\)" + _CLOSES, r"\+", _SAME), "pre norm"),
+)

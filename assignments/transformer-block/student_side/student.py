@@ -30,8 +30,12 @@ def function_arg(kind: str, **weights) -> dict:
 
 
 class Student:
-    def __init__(self, transport: Transport, forbidden_fails: bool = True):
+    def __init__(self, transport: Transport, forbidden_fails: bool = True,
+                 why_missing: Callable[[str], str | None] | None = None):
         self._send = transport
+        # What to tell the student when a name is not defined, when the transport knows more (the
+        # cell that should define it stopped with an error); None: the plain "is not defined".
+        self._why_missing = why_missing
         # Every reply in order (values, or ("raised" | "forbidden" | "missing" | "too large", what)), to
         # match misconceptions; at most KEEP_BYTES of values in all.
         self.replies: list = []
@@ -54,14 +58,24 @@ class Student:
                          {"args": list(args), "kwargs": kwargs or {}, "state": state,
                           "forwards": [{"args": list(a), "kwargs": k} for a, k in forwards]}, name)
 
-    def params(self, name: str, *args, **kwargs) -> dict:
-        """``{parameter name: shape}`` of the module ``name(*args, **kwargs)``."""
+    def params(self, name: str, *args, **kwargs) -> list:
+        """``[[names], shape]`` for each distinct parameter of the module ``name(*args, **kwargs)``
+        (one tensor the module also holds in another container has several names)."""
         return self._ask({"op": "params", "name": name}, {"args": list(args), "kwargs": kwargs}, name)
 
     def error(self, name: str, *args, **kwargs) -> str | None:
         """The error ``name(*args, **kwargs)`` raises in the submission ("ValueError: ..."), or None."""
+        return self._error_of(lambda: self.call(name, *args, **kwargs))
+
+    def module_error(self, name: str, args=(), kwargs=None, forwards=()) -> str | None:
+        """The error building the module ``name(*args, **kwargs)`` or running ``forwards`` on it
+        raises ("ValueError: ..."), or None."""
+        return self._error_of(lambda: self.module(name, args, kwargs, forwards=forwards))
+
+    @staticmethod
+    def _error_of(run) -> str | None:
         try:
-            self.call(name, *args, **kwargs)
+            run()
         except CheckFailed as exc:
             if "is not defined" in str(exc) or "TODO box" in str(exc):   # missing, or still the stub
                 raise
@@ -81,7 +95,9 @@ class Student:
             raise CheckFailed(f"the grader could not read what `{name}` returned")
         if reply.get("missing"):
             self.replies.append(("missing", name))
-            raise CheckFailed(f"`{name}` is not defined: run the cell that defines it, and keep the name exactly as given")
+            why = self._why_missing(name) if self._why_missing else None
+            raise CheckFailed(why or f"`{name}` is not defined: run the cell that defines it, and keep the name exactly "
+                                     "as given")
         if not reply.get("ok"):
             error = str(reply.get("error"))[:300]
             self.replies.append(("raised", error.partition(":")[0]))

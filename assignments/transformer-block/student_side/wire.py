@@ -1,7 +1,8 @@
 """Plain-data encoding shared by the grader and the code that runs next to a submission.
 
 A value crosses a process boundary as a JSON header plus raw byte blobs:
-numbers, strings, booleans, None, lists and string-keyed dicts go into the header;
+numbers, strings, booleans, None, lists and string-keyed dicts go into the header (a number of
+another Python type, an int subclass or a Fraction, as its plain int or float value);
 every array becomes ``{"__array__": i, "dtype": ..., "shape": [...]}`` pointing at blob ``i``.
 Nothing is pickled, and the reading side rebuilds fresh numpy arrays of a few
 known dtypes, so no object a submission made can reach the grader's comparisons.
@@ -9,6 +10,7 @@ known dtypes, so no object a submission made can reach the grader's comparisons.
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 
 import numpy as np
@@ -36,8 +38,14 @@ def _pack(value, blobs, depth):
         raise WireError("value nests too deeply")
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, (int, float)) and type(value) in (int, float):
+    if type(value) in (int, float):
         return value
+    if isinstance(value, int):          # an int subclass (an IntEnum...): its plain int value
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, numbers.Rational) and not isinstance(value, np.generic):   # a Fraction
+        return _pack(value.numerator, blobs, depth) / _pack(value.denominator, blobs, depth)
     if isinstance(value, (list, tuple)):
         return [_pack(v, blobs, depth + 1) for v in value]
     if isinstance(value, dict):

@@ -45,16 +45,17 @@ def test_C6_gpt_drops(student):
     expect_answer(value, ref.GPT_DROPS, others, "q6_gpt_drops")
 
 
-@check("C7", points=2, hidden=True, says="q7_2017_paper names the norm placement of the 2017 paper")
+@check("C7", points=2, hidden=True,
+       says="q7_2017_paper names the norm placement of the 2017 paper (by name, label or formula)")
 def test_C7_2017_paper(student):
     expect_answer(student.value("q7_2017_paper"), ref.PAPER_2017, ref.MODERN_DEFAULT | ref.NOT_A_PLACEMENT,
-                  "q7_2017_paper")
+                  "q7_2017_paper", formulas=ref.PLACEMENT_FORMULAS)
 
 
 @check("C7", points=2, hidden=True, says="q7_modern_default names the placement most current LLMs ship")
 def test_C7_modern_default(student):
     expect_answer(student.value("q7_modern_default"), ref.MODERN_DEFAULT, ref.PAPER_2017 | ref.NOT_A_PLACEMENT,
-                  "q7_modern_default")
+                  "q7_modern_default", formulas=ref.PLACEMENT_FORMULAS)
 
 @functools.lru_cache(maxsize=None)
 def _torch_case(seed, norm_first, causal):

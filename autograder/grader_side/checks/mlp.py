@@ -4,7 +4,7 @@ import functools
 
 import torch
 
-from autograder.student_side.checks import check, expect, expect_close, seeded
+from autograder.student_side.checks import as_count, check, expect, expect_close, seeded
 from solutions.reference import mlp as ref
 
 
@@ -31,7 +31,7 @@ def test_B4_gelu(student):
                      f"MLP(d, {'d_ff' if d_ff else 'None'}, 'gelu') on an input with {len(shape) - 1} leading dim(s)")
 
 
-@check("B4", points=2, hidden=True, says="MLP with activation='relu' matches the reference")
+@check("B4", points=1, hidden=True, says="MLP with activation='relu' matches the reference")
 def test_B4_relu(student):
     module, state = _reference(ref.MLP, 850, 10, 24, "relu")
     x = _x((3, 4, 10), 1)
@@ -39,13 +39,28 @@ def test_B4_relu(student):
     expect_close(got, module(x), "MLP(d, d_ff, activation='relu') on an input with 2 leading dims")
 
 
-@check("B5", points=1, hidden=True, says="swiglu_hidden_dim for other widths and multiple_of values")
+@check("B4", points=1, hidden=True, says="MLP raises ValueError for an activation other than 'gelu' and 'relu'")
+def test_B4_unknown_activation(student):
+    x = _x((2, 8), 3)
+    for activation in ("tanh", "swish"):
+        error = student.module_error("MLP", (8, None, activation), forwards=[((x,), {})])
+        expect(error is not None and error.startswith("ValueError"),
+               "MLP(d, d_ff, activation) with an activation other than 'gelu' or 'relu' should raise ValueError"
+               + (f" (it raised {error.partition(':')[0]})" if error else " (it ran without complaint)"))
+
+
+# (d_model, multiple_of): int(8d/3) with a fraction of 2/3 (d = 3k + 1), where round() and ceil()
+# differ from int(), with multiple_of = 1 and with a multiple int() lands on exactly.
+WIDTHS = [(1000, 64), (333, 32), (96, 1), (4096, 1024), (7, 1), (5, 1), (4, 2)]
+
+
+@check("B5", points=1, hidden=True, says="swiglu_hidden_dim for other widths and multiple_of values, as an int")
 def test_B5_hidden_dim_random(student):
-    for d, multiple in [(1000, 64), (333, 32), (96, 1), (4096, 1024)]:
-        got = student.call("swiglu_hidden_dim", d, multiple_of=multiple)
+    for d, multiple in WIDTHS:
+        got = as_count(student.call("swiglu_hidden_dim", d, multiple_of=multiple), "swiglu_hidden_dim(d, multiple_of)")
         want = ref.swiglu_hidden_dim(d, multiple_of=multiple)
-        expect(got == want, "swiglu_hidden_dim(d, multiple_of) is wrong for one of the hidden widths: round 2/3 of 4d "
-                            "up to a multiple of multiple_of")
+        expect(got == want, "swiglu_hidden_dim(d, multiple_of) is wrong for one of the hidden widths: take "
+                            "int(2 * 4 * d / 3), which truncates, then round it up to a multiple of multiple_of")
 
 
 @check("B5", points=4, hidden=True, says="SwiGLU matches w2(silu(w1 x) * w3 x) with random weights on batched inputs")

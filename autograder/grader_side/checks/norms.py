@@ -5,8 +5,8 @@ import numpy as np
 from autograder.student_side.checks import (
     GRAD_ATOL,
     GRAD_RTOL,
+    as_numbers,
     check,
-    expect,
     expect_close,
 )
 from autograder.student_side.checks.norms import (
@@ -24,12 +24,7 @@ SHAPES = [(6,), (4, 7), (2, 3, 16), (2, 2, 3, 10)]
 
 @check("C5", points=3, hidden=True, says="q5_layer_norm_u holds the two numbers of the normalized u")
 def test_C5_answer(student):
-    given = student.value("q5_layer_norm_u")
-    try:
-        value = np.asarray(given, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):
-        value = np.zeros(0)
-    expect(value.shape == (2,), "q5_layer_norm_u: give exactly two numbers, e.g. [a, b]")
+    value = as_numbers(student.value("q5_layer_norm_u"), 2, "q5_layer_norm_u")
     expect_close(value, np.array(ref.LAYER_NORM_U), "q5_layer_norm_u", atol=1e-4, rtol=0)
 
 

@@ -2,7 +2,7 @@
 parameter budget of a decoder-only model (B8)."""
 import random
 
-from autograder.student_side.checks import check, expect, expect_answer
+from autograder.student_side.checks import as_count, as_number, check, expect, expect_answer
 from autograder.student_side.checks.params import _expect_counts
 from solutions.reference import params as ref
 
@@ -12,21 +12,20 @@ def test_C3_answer(student):
     expect_answer(student.value("q3_most_weights"), ref.MOST_WEIGHTS, ref.MOST_WEIGHTS_WRONG, "q3_most_weights")
 
 
-@check("C4", points=2, hidden=True, says="attention_weights and mlp_weights for other widths, with and without d_ff")
+@check("C4", points=2, hidden=True, says="attention_weights and mlp_weights for other widths, with and without d_ff, as ints")
 def test_C4_counts(student):
     for d, d_ff in [(768, None), (96, 200), (5, 7)]:
-        got = student.call("attention_weights", d)
+        got = as_count(student.call("attention_weights", d), "attention_weights(d)")
         expect(got == ref.attention_weights(d), "attention_weights(d) is wrong for one of the hidden widths")
         args = (d,) if d_ff is None else (d, d_ff)
-        got = student.call("mlp_weights", *args)
+        got = as_count(student.call("mlp_weights", *args), f"mlp_weights({'d, d_ff' if d_ff else 'd'})")
         want = ref.mlp_weights(*args)
         expect(got == want, f"mlp_weights({'d, d_ff' if d_ff else 'd'}) is wrong for one of the hidden widths")
 
 
 @check("C4", points=2, hidden=True, says="q4_ratio is the ratio of MLP to attention weights")
 def test_C4_ratio(student):
-    value = student.value("q4_ratio")
-    expect(isinstance(value, (int, float)) and not isinstance(value, bool), "q4_ratio: give a number")
+    value = as_number(student.value("q4_ratio"), "q4_ratio")
     expect(abs(value - ref.RATIO) < 1e-9, "q4_ratio: that is not the MLP / attention ratio")
 
 

@@ -15,11 +15,14 @@ def test_C1_sentences(student):
     expect_sentence_pair(student.value("q1_sentences"), ref.SENTENCES, "q1_sentences")
 
 
-@check("C1", points=1, hidden=True, says="sinusoidal_positions matches the formula for other lengths and widths")
+@check("C1", points=1, hidden=True,
+       says="sinusoidal_positions matches the formula for other lengths and widths, as a float32 table")
 def test_C1_positions_random(student):
     for i, (n, d) in enumerate([(7, 16), (50, 64), (1, 2), (10, 6)]):
-        expect_close(student.call("sinusoidal_positions", n, d), ref.sinusoidal_positions(n, d),
-                     f"sinusoidal_positions(n, d) for hidden size {i + 1} of 4")
+        got = student.call("sinusoidal_positions", n, d)
+        expect_close(got, ref.sinusoidal_positions(n, d), f"sinusoidal_positions(n, d) for hidden size {i + 1} of 4")
+        expect(got.dtype == np.float32, f"sinusoidal_positions(n, d) returns a {got.dtype.name} table where the TODO "
+                                        "asks for float32: cast at the end (.float())")
 
 
 @check("C1", points=1, hidden=True, says="sinusoidal_positions raises ValueError for an odd width")
@@ -65,9 +68,15 @@ def test_C1_permutes(student):
 
 
 @check("C1", points=1, hidden=True,
-       says="permutes_with_input compares within the atol it is given, on a function that is order-blind up to "
-            "a small error")
+       says="permutes_with_input compares within the atol it is given and no relative tolerance, on functions "
+            "that are order-blind up to a small error")
 def test_C1_permutes_atol(student):
+    _within_atol(student)
+    _no_relative_tolerance(student)
+
+
+def _within_atol(student):
+    """Attention on X + tiny positions: True with an atol above its gap, False below it."""
     g = torch.Generator().manual_seed(4)
     T, d = 6, 8
     w = lambda: torch.randn(d, d, generator=g) / math.sqrt(d)
@@ -79,3 +88,22 @@ def test_C1_permutes_atol(student):
         got = _as_bool(student.call("permutes_with_input", function_arg("attention", **spec), X, perm, atol=atol))
         expect(got == answer, f"permutes_with_input(f, X, perm, atol=...) is wrong for an f whose two sides differ "
                               f"by {'less' if answer else 'more'} than atol: compare within the atol you are given")
+
+
+def _no_relative_tolerance(student):
+    """Large outputs (about 1e3) whose two sides differ by a gap far below any relative tolerance
+    (1e-5 of the values) but above atol: only a pure atol comparison says False. float64 keeps the
+    gap clear of rounding."""
+    g = torch.Generator().manual_seed(5)
+    T, d = 6, 8
+    w = lambda scale=1.0: scale * torch.randn(d, d, generator=g, dtype=torch.float64) / math.sqrt(d)
+    spec = dict(wq=w(1e-2), wk=w(1e-2), wv=w() + 1.0, causal=False,
+                positions=1e-3 * torch.randn(T, d, generator=g, dtype=torch.float64))
+    X = torch.randn(T, d, generator=g, dtype=torch.float64) + 100.0      # (T, d), far from 0
+    perm = torch.randperm(T, generator=g)
+    f = callables.build({"kind": "attention", **spec})
+    gap = float((f(X[perm]) - f(X)[perm]).abs().max())
+    got = _as_bool(student.call("permutes_with_input", function_arg("attention", **spec), X, perm, atol=gap / 4))
+    expect(got is False, "permutes_with_input(f, X, perm, atol=...) is wrong for an f with large outputs whose two "
+                         "sides differ by more than atol: compare with atol alone and rtol=0 (torch.allclose's "
+                         "default rtol adds a tolerance that grows with the values)")

@@ -380,7 +380,35 @@ q7_modern_default = "Pre-LN"
 q7_2017_paper = "post layer normalization"
 q7_modern_default = "Pre-RMSNorm"
 '''),
+    variant("C7-paper-formulas", "C7_code", '''
+q7_2017_paper = "LayerNorm(x + Sublayer(x))"
+q7_modern_default = "x + Sublayer(LayerNorm(x))"
+'''),
+    variant("C7-lesson-formulas", "C7_code", '''
+q7_2017_paper = "x <- Norm(x + F(x)), the norm after the residual addition"
+q7_modern_default = "x = x + F(LN(x))"
+'''),
     # ---- B6 ------------------------------------------------------------------------------------
+    variant("B6-sublayers-also-in-a-list", "B6_code", '''
+_given_init = PreNormBlock.__init__
+
+
+def _init(self, d_model, n_heads, d_ff=None):
+    _given_init(self, d_model, n_heads, d_ff)
+    # The same submodules again, as (norm, sublayer) pairs: the state_dict has steps.* keys too.
+    self.steps = nn.ModuleList([nn.ModuleList([self.norm1, self.self_attn]),
+                                nn.ModuleList([self.norm2, nn.Sequential(self.linear1, nn.GELU(), self.linear2)])])
+
+
+def _forward(self, x, causal=True):
+    (norm1, _), (norm2, mlp) = self.steps
+    x = x + self._attention(norm1(x), causal)
+    return x + mlp(norm2(x))
+
+
+PreNormBlock.__init__ = _init
+PreNormBlock.forward = _forward
+'''),
     variant("B6-additive-float-mask", "B6_code", '''
 def _forward(self, x, causal=True):
     T = x.shape[1]

@@ -39,6 +39,9 @@ def swiglu_hidden_dim(d_model, multiple_of=256):
 '''
 
 _ACT = 'nn.GELU() if activation == "gelu" else nn.ReLU()'
+_CHECK_ACTIVATION = '''        if activation not in ("gelu", "relu"):
+            raise ValueError(f"unknown activation {activation!r}")
+'''
 _FORWARD = "self.linear2(self.act(self.linear1(x)))"
 _ROUND_UP = "return -(-hidden // multiple_of) * multiple_of"
 
@@ -101,6 +104,23 @@ ENTRIES = [
         "Re-read the MLP formula in B4: the nonlinearity acts on the hidden layer, not on the output.",
         "B4_code",
         changed(_MLP, _FORWARD, "self.act(self.linear2(self.linear1(x)))"),
+    ),
+    wrong(
+        "B4-unknown-activation-accepted",
+        "Accepts any activation name and silently falls back to ReLU, where anything but \"gelu\" and "
+        "\"relu\" should raise ValueError.",
+        "A typo such as activation=\"gleu\" should stop the program, not train another model: raise "
+        "ValueError for any other name.",
+        "B4_code",
+        changed(_MLP, _CHECK_ACTIVATION, ""),
+    ),
+    wrong(
+        "B4-asserts-activation",
+        "Rejects an unknown activation with assert (an AssertionError) where the TODO asks for ValueError.",
+        "assert is for the programmer's own invariants and vanishes under python -O: raise "
+        "ValueError(...) for a bad argument.",
+        "B4_code",
+        changed(_MLP, _CHECK_ACTIVATION, '        assert activation in ("gelu", "relu"), activation\n'),
     ),
     # ---- B5 ------------------------------------------------------------------------------------
     wrong(
@@ -176,6 +196,28 @@ ENTRIES = [
         changed(_HIDDEN_DIM, _ROUND_UP, "return (hidden // multiple_of + 1) * multiple_of"),
     ),
     wrong(
+        "B5-rounds-hidden-to-nearest",
+        "Rounds 2/3 of 4d to the nearest integer (round) before rounding up, where Llama truncates (int).",
+        "int(2 * 4 * d_model / 3) drops the fraction; round() adds one whenever the fraction is 2/3, "
+        "which shows with multiple_of=1: compare the two for d_model = 7.",
+        "B5_code",
+        changed(_HIDDEN_DIM, "int(2 * 4 * d_model / 3)", "round(2 * 4 * d_model / 3)"),
+    ),
+    wrong(
+        "B5-ceil-hidden",
+        "Rounds 2/3 of 4d up (ceil) before rounding up to the multiple, where Llama truncates (int).",
+        "Only the second step rounds up: the first is int(2 * 4 * d_model / 3), which drops the fraction.",
+        "B5_code",
+        changed(_HIDDEN_DIM, "int(2 * 4 * d_model / 3)", "math.ceil(2 * 4 * d_model / 3)"),
+    ),
+    wrong(
+        "B5-float-width",
+        "Returns the width as a float (11008.0), where a layer width must be an int.",
+        "nn.Linear needs an int width: use integer arithmetic (//) or int(...) around the result.",
+        "B5_code",
+        changed(_HIDDEN_DIM, _ROUND_UP, "return math.ceil(hidden / multiple_of) * multiple_of * 1.0"),
+    ),
+    wrong(
         "B5-multiple-of-ignored",
         "Always rounds up to a multiple of 256, ignoring a multiple_of that is given.",
         "256 is only the default: round up to the multiple_of the caller passes.",
@@ -240,7 +282,57 @@ class MLP(nn.Module):
         y = torch.einsum("...i,oi->...o", h, self.linear2.weight.double()) + self.linear2.bias.double()
         return y.to(x.dtype)
 '''),
+    variant("B4-layers-also-in-sequential", "B4_code", '''
+class MLP(nn.Module):
+    def __init__(self, d_model, d_ff=None, activation="gelu"):
+        super().__init__()
+        if activation not in ("gelu", "relu"):
+            raise ValueError(activation)
+        d_ff = d_ff or 4 * d_model
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        # The same two layers again, in a Sequential: the state_dict has net.0.* and net.2.* too.
+        self.net = nn.Sequential(self.linear1, nn.GELU() if activation == "gelu" else nn.ReLU(), self.linear2)
+
+    def forward(self, x):
+        return self.net(x)
+'''),
+    variant("B4-sequential-first", "B4_code", '''
+class MLP(nn.Module):
+    def __init__(self, d_model, d_ff=None, activation="gelu"):
+        super().__init__()
+        acts = {"gelu": nn.GELU, "relu": nn.ReLU}
+        if activation not in acts:
+            raise ValueError(f"activation must be gelu or relu, not {activation!r}")
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        self.net = nn.Sequential(nn.Linear(d_model, d_ff), acts[activation](), nn.Linear(d_ff, d_model))
+        self.linear1, self.linear2 = self.net[0], self.net[2]     # registered second: net.* come first
+
+    def forward(self, x):
+        return self.net(x)
+'''),
     # ---- B5 ------------------------------------------------------------------------------------
+    variant("B5-layers-also-in-a-list", "B5_code", '''
+class SwiGLU(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.w1 = nn.Linear(d_model, d_ff, bias=False)
+        self.w3 = nn.Linear(d_model, d_ff, bias=False)
+        self.w2 = nn.Linear(d_ff, d_model, bias=False)
+        self.projections = nn.ModuleList([self.w1, self.w3, self.w2])
+
+    def forward(self, x):
+        gate, up, down = self.projections
+        return down(F.silu(gate(x)) * up(x))
+'''),
+    variant("B5-numpy-width", "B5_code", '''
+import numpy as np
+
+
+def swiglu_hidden_dim(d_model, multiple_of=256):
+    hidden = np.int64(8 * d_model // 3)
+    return (hidden + multiple_of - 1) // multiple_of * multiple_of     # a numpy int
+'''),
     variant("B5-functional-silu", "B5_code", '''
 def _forward(self, x):
     return self.w2(F.silu(self.w1(x)) * self.w3(x))

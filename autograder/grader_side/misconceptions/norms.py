@@ -318,6 +318,13 @@ q5_layer_norm_u = ((u - u.mean()) / u.std(correction=0)).tolist()
     variant("C5-tensor", "C5_code", '''
 q5_layer_norm_u = torch.tensor([1.0, -1.0])
 '''),
+    variant("C5-list-of-0d-tensors", "C5_code", '''
+u = torch.tensor([3.0, 1.0])
+q5_layer_norm_u = list((u - u.mean()) / u.std(correction=0))     # [tensor(1.), tensor(-1.)]
+'''),
+    variant("C5-text", "C5_code", '''
+q5_layer_norm_u = "[1, -1]"
+'''),
     # ---- B1 ------------------------------------------------------------------------------------
     variant("B1-float64-internals", "B1_code", '''
 def layer_norm(x, gamma, beta, eps=1e-5):

@@ -292,6 +292,20 @@ def count_parameters(config):
     return counts
 ''',
     ),
+    wrong(
+        "C4-float-counts",
+        "Counts the weights with float arithmetic (d ** 2.0), so attention_weights(8) is 256.0, not the int 256.",
+        "A count of weights is an int: keep to integer arithmetic (d * d, no / or float powers).",
+        "C4_code",
+        '''
+def attention_weights(d):
+    return 4 * d ** 2.0
+
+
+def mlp_weights(d, d_ff=None):
+    return 2 * d * (4 * d if d_ff is None else d_ff) * 1.0
+''',
+    ),
 ]
 
 VARIANTS = [
@@ -317,6 +331,31 @@ def mlp_weights(d, d_ff=None):
 
 
 q4_ratio = 2
+'''),
+    variant("C4-tensor-ratio", "C4_code", '''
+q4_ratio = torch.tensor(mlp_weights(8) / attention_weights(8))     # a 0-d tensor
+'''),
+    variant("C4-numpy-ratio", "C4_code", '''
+import numpy as np
+
+q4_ratio = np.float32(mlp_weights(8)) / np.int64(attention_weights(8))
+'''),
+    variant("C4-text-ratio", "C4_code", '''
+q4_ratio = "2.0"
+'''),
+    variant("C4-text-ratio-explained", "C4_code", '''
+q4_ratio = "2, since the MLP has 8 d^2 weights and attention 4 d^2"
+'''),
+    variant("C4-tensor-counts", "C4_code", '''
+def attention_weights(d):
+    return torch.tensor(4 * d * d)          # a 0-d int64 tensor
+
+
+def mlp_weights(d, d_ff=None):
+    return torch.tensor(2 * d * (4 * d if d_ff is None else d_ff))
+
+
+q4_ratio = mlp_weights(8) / attention_weights(8)   # a 0-d float tensor
 '''),
     variant("C4-lambdas-and-fraction", "C4_code", '''
 attention_weights = lambda d: 4 * d * d

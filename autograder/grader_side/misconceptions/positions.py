@@ -74,6 +74,15 @@ def permutes_with_input(f, X, perm, atol=1e-5):
         changed(_PERMUTES, "atol=atol", "atol=1e-5"),
     ),
     wrong(
+        "C1-allclose-default-rtol",
+        "Compares with torch.allclose's default relative tolerance, so large outputs that differ by more "
+        "than atol still count as equal.",
+        "The TODO asks for atol alone: torch.allclose(a, b, atol=atol) still adds rtol * |b| (rtol=1e-05 by "
+        "default), which grows with the values; pass rtol=0.",
+        "C1_code",
+        changed(_PERMUTES, "rtol=0.0, atol=atol", "atol=atol"),
+    ),
+    wrong(
         "C1-exact-equality",
         "Asks for bit-for-bit equality, so rounding in a permuted softmax makes plain attention look "
         "order-sensitive.",
@@ -170,6 +179,14 @@ def permutes_with_input(f, X, perm, atol=1e-5):
         return False
     return bool(torch.allclose(a.sort(dim=0).values, b.sort(dim=0).values, rtol=0.0, atol=atol))
 ''',
+    ),
+    wrong(
+        "C1-float64-table",
+        "Returns the position table in float64, where the TODO asks for float32 (the dtype of the embeddings "
+        "it is added to).",
+        "Working in float64 is a good idea, but cast the finished table with .float() before returning it.",
+        "C1_code",
+        changed(_SINUSOIDAL, "return pe.float()", "return pe"),
     ),
 ]
 

@@ -5,6 +5,8 @@ process. When the child dies (an ``os._exit``, a crash, a timeout) the check in 
 rest of its question fail with the reason, and a fresh child is started for the next question,
 at most ``MAX_RESTARTS`` times per notebook.
 """
+import re
+
 from autograder.grader_side import checks
 from autograder.grader_side.pipeline.submission import Outcome
 from autograder.grader_side.sandbox import ChildDied
@@ -66,7 +68,8 @@ def run_notebook(sub, env, notebook, todo, slot):
                 sub.load_errors.setdefault(notebook, [
                     f"cell {i} raised {r.get('error')}" for i, r in enumerate(session.load_report) if not r.get("ok")])
             # What the child says it reached is evidence only: routes are judged by pipeline/routes.py.
-            student = Student(_transport(session, ChildDied), forbidden_fails=False)
+            student = Student(_transport(session, ChildDied), forbidden_fails=False,
+                              why_missing=_why_missing(sub, notebook, session.load_report))
             try:
                 check.run(student)
                 sub.outcomes[check.id] = Outcome(True, "", student.replies, evidence=tuple(sorted(student.evidence)))
@@ -94,6 +97,40 @@ def run_notebook(sub, env, notebook, todo, slot):
     finally:
         if session is not None:
             session.close()
+
+
+def _why_missing(sub, notebook, load_report):
+    """For a name the notebook did not define: the error of the cell that should have defined it
+    (the last cell that stopped with an error and mentions the name), so a syntax error is reported
+    as that cell's error, not as a name that is missing."""
+    program, ids = sub.programs.get(notebook, []), sub.program_ids.get(notebook, [])
+    failed = [i for i, r in enumerate(load_report) if not r.get("ok") and i < len(program)]
+
+    def explain(name: str) -> str | None:
+        cells = [i for i in reversed(failed) if defines(program[i], name)] or [
+            i for i in reversed(failed) if mentions(program[i], name)
+            and f"name {name!r} is not defined" not in str(load_report[i].get("error"))]
+        if not cells:
+            return None
+        i = cells[0]
+        where = f" ({ids[i]})" if i < len(ids) and ids[i] else ""
+        error = CELL_NAME.sub("", str(load_report[i].get("error")))
+        return f"`{name}` is not defined: the cell that defines it{where} stopped with {error}. Fix that cell and run it again"
+    return explain
+
+
+def defines(source: str, name: str) -> bool:
+    """Whether ``source`` (parsable or not) defines ``name``: ``def name``, ``class name``, ``name =``."""
+    return bool(re.search(rf"^\s*(?:(?:async\s+)?def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)",
+                          source, re.MULTILINE))
+
+
+def mentions(source: str, name: str) -> bool:
+    return bool(re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", source))
+
+
+# "<cell 7>, " in a compile error: the grader's own numbering of the cells it runs, not the notebook's.
+CELL_NAME = re.compile(r"<cell \d+>,?\s*")
 
 
 def _transport(session, died):

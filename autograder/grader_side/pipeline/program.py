@@ -50,7 +50,7 @@ def get_ipython():
 def run(sub, env):
     for notebook, cells in sub.cells.items():
         tests, given = env.assignment.tests(notebook), env.assignment.given(notebook)
-        entries, placed, number = [], set(), 0      # (source, the student's, label)
+        entries, placed, number = [], set(), 0      # (source, the student's, label, grade_id)
         for cell in cells:
             if cell.cell_type != "code":
                 continue
@@ -62,15 +62,16 @@ def run(sub, env):
                     continue
                 placed.add(cell.grade_id)
                 if not given[cell.grade_id].skip_when_grading:
-                    entries.append((given[cell.grade_id].source, False, "a cell the course gives"))
+                    entries.append((given[cell.grade_id].source, False, "a cell the course gives", cell.grade_id))
             else:
                 entries.append((cell.source, True, f"cell {cell.grade_id[:40]}" if cell.grade_id
-                                else f"code cell {number}"))
-        missing = [(c.source, False, "a cell the course gives") for gid, c in given.items()
+                                else f"code cell {number}", cell.grade_id))
+        missing = [(c.source, False, "a cell the course gives", gid) for gid, c in given.items()
                    if gid not in placed and not c.skip_when_grading]
-        entries = [(PRELUDE, False, "the grader's prelude")] + missing + entries
+        entries = [(PRELUDE, False, "the grader's prelude", "")] + missing + entries
         questions = [q for q in routes.RULES if contract.QUESTIONS[q].notebook == notebook]
-        reading = analysis.read([(source, mine, i > 0) for i, (source, mine, _) in enumerate(entries)], questions,
-                                [label for _, _, label in entries])
+        reading = analysis.read([(source, mine, i > 0) for i, (source, mine, _, _) in enumerate(entries)],
+                                questions, [label for _, _, label, _ in entries])
         sub.programs[notebook] = reading.program
+        sub.program_ids[notebook] = [gid for _, _, _, gid in entries]
         sub.readings[notebook] = reading

@@ -40,6 +40,7 @@ class Submission:
     flags: list = field(default_factory=list)       # what the TA should look at (tampering, crashes)
     programs: dict = field(default_factory=dict)    # notebook -> [code to run, in order]
     readings: dict = field(default_factory=dict)    # notebook -> analysis.Reading (route verdicts)
+    program_ids: dict = field(default_factory=dict)  # notebook -> [grade_id of each code of programs ("" if none)]
     load_errors: dict = field(default_factory=dict)  # notebook -> [cell errors while loading]
     outcomes: dict = field(default_factory=dict)    # check id -> Outcome
     to_review: dict = field(default_factory=dict)   # question id -> why a TA should look (its score stands)

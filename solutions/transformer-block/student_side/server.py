@@ -8,7 +8,9 @@ Requests (``header["op"]``):
 - ``call``: ``ns[name](*args, **kwargs)``
 - ``module``: build ``ns[name](*args, **kwargs)``, load ``state`` strictly (if given), then run each
   of ``forwards`` (a list of ``{"args", "kwargs"}``) under no_grad; the reply is the list of outputs
-- ``params``: build the module and list its parameters as ``{name: shape}``
+- ``params``: build the module and list its parameters, each once, as ``[[its names], shape]`` (a
+  parameter a module also holds in another container, ``nn.Sequential(self.linear1, ...)``, has
+  several names)
 - ``value``: ``ns[name]``
 Arguments may hold ``{"__function__": spec}`` items, rebuilt as functions by ``callables.build``.
 ``forbid`` lists builtins the student's code must not reach (see ``FORBIDDEN``); the reply says
@@ -66,7 +68,7 @@ def serve(ns: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]
             elif op == "module":
                 value = _run_module(_build(ns[name], args, kwargs), header, blobs, forbid, reached)
             elif op == "params":
-                value = {k: list(p.shape) for k, p in _build(ns[name], args, kwargs).named_parameters()}
+                value = _parameters(_build(ns[name], args, kwargs))
             else:
                 raise ValueError(f"unknown op {op!r}")
         packed, out = wire.pack(value)
@@ -86,19 +88,46 @@ def _build(cls, args, kwargs):
         return cls(*args, **kwargs)
 
 
+def _parameters(module) -> list:
+    """``[[names], shape]`` for each distinct parameter of ``module``, in the order it registered them."""
+    return [[names, list(tensor.shape)] for names, tensor in _aliases(dict(module.named_parameters(remove_duplicate=False)))]
+
+
+def _aliases(named: dict) -> list[tuple[list[str], object]]:
+    """``named`` (name -> tensor) grouped by tensor: ``(every name of one tensor, the tensor)``."""
+    groups: dict[int, tuple[list[str], object]] = {}
+    for name, tensor in named.items():
+        groups.setdefault(id(tensor), ([], tensor))[0].append(name)
+    return list(groups.values())
+
+
 def _load(module, state: dict) -> None:
     """Load the check's weights strictly; a mismatch names the parameters, never their sizes (the
-    sizes of a hidden check's weights are part of its hidden input)."""
-    own = dict(module.state_dict())
-    missing = sorted(set(own) - set(state))
+    sizes of a hidden check's weights are part of its hidden input).
+
+    A tensor the module holds under several names (its submodules also kept in an
+    ``nn.Sequential`` or a list) gets its weights through any one of them; a buffer of the
+    module's own that the check's weights do not name keeps its value.
+    """
+    own = module.state_dict(keep_vars=True)
+    params = {id(p) for p in module.parameters()}
+    full, missing = {}, []
+    for names, tensor in _aliases(own):
+        given = [n for n in names if n in state]
+        if given:
+            full.update({n: state[given[0]] for n in names})
+        elif id(tensor) in params:
+            missing += names
+        else:
+            full.update({n: tensor.detach() for n in names})
     unexpected = sorted(set(state) - set(own))
     resized = sorted(k for k in set(own) & set(state) if tuple(own[k].shape) != tuple(state[k].shape))
     if missing or unexpected or resized:
         parts = [f"{what}: {', '.join(names)}" for what, names in
-                 (("missing", missing), ("not expected", unexpected), ("of another size", resized)) if names]
+                 (("missing", sorted(missing)), ("not expected", unexpected), ("of another size", resized)) if names]
         raise ValueError("the check's weights do not fit this module (" + "; ".join(parts) + "): build exactly the "
                          "submodules the TODO box names, sized from the constructor's arguments")
-    module.load_state_dict(state, strict=True)
+    module.load_state_dict(full, strict=True)
 
 
 def _run_module(module, header, blobs, forbid, reached):

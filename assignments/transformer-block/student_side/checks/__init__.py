@@ -109,6 +109,142 @@ def expect_close(got, want, what: str, atol: float = ATOL, rtol: float = RTOL) -
                            f"(largest difference {float(err.max()):.3g})")
 
 
+# ---- answers given as values: what form the grader can read ---------------------------------
+#
+# The readers below turn an answer, as it arrives from the notebook (``wire`` makes numpy scalars
+# Python numbers and tensors numpy arrays), into the plain value a check compares. They judge the
+# form only, never whether the answer is right, so ``ready()`` runs them in the notebook too.
+
+# A number as text: "2", "-1.5", "1e-3", or a fraction or ratio of two such ("512/256", "2:1").
+_DECIMAL = r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER_TEXT = re.compile(rf"\s*({_DECIMAL})\s*(?:([/:])\s*({_DECIMAL}))?\s*")
+# A number at the start of a sentence that explains it ("2, because ..."), up to a separator.
+_LEADING_NUMBER = re.compile(rf"\s*((?:{_DECIMAL})(?:\s*[/:]\s*{_DECIMAL})?)(?=\s|[,;:()\u2014-]|$)")
+
+
+def _decimal(text: str) -> float:
+    return float(text.replace("\u2212", "-"))
+
+
+def number_in_text(text: str):
+    """The number a short text states ("2", "2.0", "512/256", "2:1"), else None."""
+    found = _NUMBER_TEXT.fullmatch(text)
+    if not found:
+        return None
+    value = _decimal(found.group(1))
+    if found.group(2):
+        below = _decimal(found.group(3))
+        if below == 0:
+            return None
+        value /= below
+    return value if np.isfinite(value) else None
+
+
+def as_number(value, what: str) -> float:
+    """A number as a float: a Python or numpy number, a 0-d tensor, or a number written as text
+    ("2.0", "512/256", "2, because ..."). Text the grader cannot read as one number goes to a TA."""
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iuf":
+        value = value.item()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        expect(np.isfinite(value), f"{what}: give a finite number")
+        return float(value)
+    if isinstance(value, str):
+        found = number_in_text(value)
+        leading = _LEADING_NUMBER.match(value)
+        if found is None and leading and not hedges(value[leading.end():]):
+            found = number_in_text(leading.group(1))
+        if found is not None:
+            return found
+        raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
+                          "one number); its points wait for that review", value)
+    if isinstance(value, np.ndarray):
+        expect(False, f"{what}: give one number, not a tensor of shape {tuple(value.shape)} "
+                      "(a 0-d tensor, a float or an int all work)")
+    expect(False, f"{what}: give a number (a float, an int or a 0-d tensor), not {_kind(value)}")
+
+
+def as_numbers(value, n: int, what: str) -> np.ndarray:
+    """``n`` numbers as a float64 array: a list or tuple of numbers (in any form ``as_number``
+    reads), a tensor of ``n`` values, or text such as "[1, -1]" or "1, -1"."""
+    if isinstance(value, str):
+        pieces = [p for p in re.split(r"[,;]|\s+(?=[-+\u2212]?[\d.])", value.strip().strip("[]()").strip()) if p.strip()]
+        found = [number_in_text(p) for p in pieces]
+        if len(found) == n and None not in found:
+            return np.array(found, dtype=np.float64)
+        raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
+                          f"{n} numbers); its points wait for that review", value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":
+        expect(value.size == n, f"{what}: give exactly {n} numbers, e.g. [a, b]; this tensor holds {value.size}")
+        return value.astype(np.float64).reshape(-1)
+    expect(isinstance(value, list) and len(value) == n, f"{what}: give exactly {n} numbers, e.g. [a, b]")
+    numbers = []
+    for item in value:
+        expect(not isinstance(item, str), f"{what}: give the {n} numbers as numbers, not as text in a list")
+        numbers.append(as_number(item, what))
+    return np.array(numbers, dtype=np.float64)
+
+
+def as_count(value, what: str) -> int:
+    """A whole count as an int: a Python or numpy int, or a 0-d integer tensor (not a float, even a
+    whole one: the question asks for an int)."""
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        value = value.item()
+    expect(isinstance(value, int) and not isinstance(value, bool),
+           f"{what} must be an int, got {_kind(value)}: count with integers (// instead of /, int(...) "
+           "around a float)")
+    return value
+
+
+def as_text(value, what: str) -> str:
+    """A free-text answer: a non-empty string."""
+    expect(isinstance(value, str) and bool(value.strip()), f"{what}: answer with a short string")
+    return value
+
+
+def as_texts(value, n: int, what: str, noun: str = "string") -> list[str]:
+    """``n`` strings, in a list or a tuple."""
+    expect(isinstance(value, list) and len(value) == n and all(isinstance(s, str) for s in value),
+           f"{what}: give a list (or tuple) of exactly {n} strings, one per {noun}")
+    return value
+
+
+def _kind(value) -> str:
+    """What a value is, in a student's words: 'float', 'str', 'tensor of shape (2,)'."""
+    if isinstance(value, np.ndarray):
+        return f"a tensor of shape {tuple(value.shape)} ({value.dtype.name})"
+    return f"a {type(value).__name__}"
+
+
+# The form each answer variable of the contract must have to be graded (the TODO boxes say it).
+FORMS = {
+    "q1_sentences": lambda v: as_texts(v, 2, "q1_sentences", "sentence"),
+    "q2_residual_cousin": lambda v: as_text(v, "q2_residual_cousin"),
+    "q3_most_weights": lambda v: as_text(v, "q3_most_weights"),
+    "q4_ratio": lambda v: as_number(v, "q4_ratio"),
+    "q5_layer_norm_u": lambda v: as_numbers(v, 2, "q5_layer_norm_u"),
+    "q6_decoder_sublayers": lambda v: as_texts(v, 3, "q6_decoder_sublayers", "sublayer"),
+    "q6_gpt_drops": lambda v: as_text(v, "q6_gpt_drops"),
+    "q7_2017_paper": lambda v: as_text(v, "q7_2017_paper"),
+    "q7_modern_default": lambda v: as_text(v, "q7_modern_default"),
+}
+
+
+def expect_parameters(groups, want: dict, label: str, note: str = "") -> None:
+    """A module's parameters (a ``Student.params`` reply) are exactly ``want`` (name -> shape).
+
+    Each distinct parameter must carry one of the asked names, with the asked shape; other names of
+    the same tensor (the submodule also kept in an ``nn.Sequential``) do not count as more parameters.
+    """
+    expect(isinstance(groups, list) and all(isinstance(g, list) and len(g) == 2 and isinstance(g[0], list)
+                                            and g[0] for g in groups),
+           f"{label}: the grader could not read this module's parameters")
+    shown = {}
+    for names, shape in groups:
+        asked = [n for n in names if n in want]
+        shown[str(asked[0] if asked else names[0])] = shape
+    expect(shown == want, f"{label} should have parameters {want}{note}, it has {shown}")
+
+
 class NeedsReview(CheckFailed):
     """A free-text answer the grader can neither accept nor reject: a TA decides. The check
     scores 0 until then; ``answer`` is the student's text, quoted in results, CSV and feedback."""
@@ -184,23 +320,38 @@ def placed(text, options: dict) -> dict:
     return out
 
 
+# A "/" with a letter on either side offers two options ("LSTM/GRU"); between numbers ("3/1",
+# "1/-1") it is a fraction or a pair, not a hedge.
+_SLASH_BETWEEN_WORDS = re.compile(r"[^\W\d_]\s*/|/\s*[^\W\d_]")
+
+
+def hedges(text) -> bool:
+    """Whether ``text`` offers more than one option: a hedging word ("or", "maybe"...) or a "/"
+    between words."""
+    return bool(set(words(text)) & HEDGES) or bool(_SLASH_BETWEEN_WORDS.search(str(text)))
+
+
 def quoted(value) -> str:
     text = " ".join(str(value).split())
     return repr(text if len(text) <= 200 else text[:200] + "...")
 
 
-def expect_answer(value, accepted, wrong, what: str) -> None:
+def expect_answer(value, accepted, wrong, what: str, formulas=()) -> None:
     """A free-text answer names an accepted option and no wrong one.
 
     Accepted: the answer in any natural form (articles, capitals, punctuation, a sentence, an
     explanation after it, a wrong option it denies). Rejected: a wrong option, or a hedge
     between options ("A or B"). Anything else (an option the grader does not know, a right and a
     wrong option side by side, a denied right one, the right one beside "or" and an option the
-    grader does not know) raises ``NeedsReview``: a TA reads it.
+    grader does not know) raises ``NeedsReview``: a TA reads it. ``formulas`` are (pattern, phrase)
+    pairs: text a pattern matches (a formula) is read as that phrase.
     """
-    expect(isinstance(value, str) and value.strip(), f"{what}: answer with a short string")
-    hits = placed(value, {"right": accepted, "wrong": wrong})
-    hedged = bool(set(words(value)) & HEDGES) or "/" in value
+    value = as_text(value, what)
+    text = value
+    for pattern, phrase in formulas:
+        text = pattern.sub(f" {phrase} ", text)
+    hits = placed(text, {"right": accepted, "wrong": wrong})
+    hedged = hedges(text)
     right, wrong_ = hits.get("right"), hits.get("wrong")
     if right and wrong_ and hedged:
         raise CheckFailed(f"{what}: your answer hedges between options: give one")
@@ -208,7 +359,8 @@ def expect_answer(value, accepted, wrong, what: str) -> None:
         return
     if wrong_ == "named" and right is None:
         raise CheckFailed(f"{what}: your answer names an option that is not right")
-    why = ("the grader does not know this answer" if not hits else
+    why = ("it hedges between options" if hedged else
+           "the grader does not know this answer" if not hits else
            "it names a right and a wrong option" if right == wrong_ == "named" else "it denies an option")
     raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} ({why}); "
                       "its points wait for that review", value)
@@ -218,8 +370,7 @@ def expect_answer(value, accepted, wrong, what: str) -> None:
 
 def expect_sentence_pair(value, pair, what: str) -> None:
     """Two strings that are the lesson's pair of sentences (same words, other order)."""
-    expect(isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(s, str) for s in value),
-           f"{what}: give a list (or tuple) of exactly two strings")
+    as_texts(value, 2, what, "sentence")
     given = [tuple(words(s)) for s in value]
     if {" ".join(g) for g in given} == {normalize(s) for s in pair}:
         return
@@ -236,9 +387,7 @@ def expect_parts(value, parts: dict, wrong, generic, what: str, noun="sublayer")
     """Each string of ``value`` names one distinct part of ``parts`` (name -> phrases), together
     naming them all, in any order. A string that is only a ``generic`` label ("Multi-Head
     Attention") is the part the other strings leave over. Returns string -> part name."""
-    n = len(parts)
-    expect(isinstance(value, (list, tuple)) and len(value) == n and all(isinstance(s, str) for s in value),
-           f"{what}: give a list of exactly {n} strings, one per {noun}")
+    as_texts(value, len(parts), what, noun)
     found, unknown, open_ = {}, [], []
     for s in value:
         hits = [k for k, v in placed(s, {**parts, "": wrong}).items() if v == "named"]

@@ -84,7 +84,22 @@ def test_B7_causality(student):
             "the residual path")
 def test_B7_residual(student):
     x, s, out = _quiet_block(student, "PostNormBlock")
-    want = _layer_norm(_layer_norm(x, s["norm1.weight"], s["norm1.bias"]), s["norm2.weight"], s["norm2.bias"])
+    norm1 = lambda h: _layer_norm(h, s["norm1.weight"], s["norm1.bias"])
+    norm2 = lambda h: _layer_norm(h, s["norm2.weight"], s["norm2.bias"])
+    want = norm2(norm1(x))
+    if not np.allclose(out, want, atol=1e-4):
+        # What the usual placement mistakes return when both sublayers add zeros (a norm of zeros is its bias).
+        x64 = np.asarray(x, dtype=np.float64)
+        for wrong, mistake in [
+            (x64, "it returns x itself, as a pre-norm block does (x + sublayer(norm(x))): post-norm moves the "
+                  "norm after each residual addition, x = norm(x + sublayer(x)), so the stream itself is normalized"),
+            (x64 + np.asarray(s["norm1.bias"]) + np.asarray(s["norm2.bias"]),
+             "it adds each normalized sublayer output to x (x + norm(sublayer(x))): post-norm normalizes the sum, "
+             "x = norm(x + sublayer(x))"),
+            (norm1(norm2(x)), "it applies norm2 before norm1: norm1 follows the attention update, norm2 the MLP update"),
+        ]:
+            expect(not np.allclose(out, wrong, atol=1e-4),
+                   f"PostNormBlock whose two sublayers add zeros should return norm2(norm1(x)), but {mistake}")
     expect_close(out, want, "PostNormBlock whose two sublayers add zeros should return norm2(norm1(x + 0) + 0). "
                             "Each sublayer's output is added to the stream before the norm, "
                             "x = norm(x + sublayer(x)): it never replaces x")

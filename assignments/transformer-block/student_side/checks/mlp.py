@@ -4,16 +4,15 @@ C8 (why the nonlinearity is needed) is graded by hand."""
 import numpy as np
 import torch
 
-from . import check, expect, expect_close
+from . import as_count, check, expect, expect_close, expect_parameters
 
 
 @check("B4", points=1, hidden=False,
        says="MLP builds linear1 (d -> d_ff) and linear2 (d_ff -> d), with d_ff = 4d by default; on a hand-made "
             "example with identity weights it applies exact GELU or ReLU")
 def test_B4_structure_example(student):
-    shapes = student.params("MLP", 8)
     want = {"linear1.weight": [32, 8], "linear1.bias": [32], "linear2.weight": [8, 32], "linear2.bias": [8]}
-    expect(shapes == want, f"MLP(8) should have parameters {want}, it has {shapes}")
+    expect_parameters(student.params("MLP", 8), want, "MLP(8)")
     eye = {"linear1.weight": torch.eye(2), "linear1.bias": torch.zeros(2),
            "linear2.weight": torch.eye(2), "linear2.bias": torch.zeros(2)}
     x = torch.tensor([[-1.0, 2.0]])
@@ -32,13 +31,12 @@ TANH_GELU = [[-0.15880801, 1.9545977]]
 
 @check("B5", points=1, hidden=False, says="SwiGLU(8, 16) has bias-free w1, w3 (8 -> 16) and w2 (16 -> 8)")
 def test_B5_structure(student):
-    shapes = student.params("SwiGLU", 8, 16)
     want = {"w1.weight": [16, 8], "w2.weight": [8, 16], "w3.weight": [16, 8]}
-    expect(shapes == want, f"SwiGLU(8, 16) should have parameters {want} (no biases), it has {shapes}")
+    expect_parameters(student.params("SwiGLU", 8, 16), want, "SwiGLU(8, 16)", " (no biases)")
 
 
 @check("B5", points=1, hidden=False, says="swiglu_hidden_dim(4096) is Llama's 11008 and swiglu_hidden_dim(512) is 1536")
 def test_B5_hidden_dim_example(student):
     for d, want in [(4096, 11008), (512, 1536)]:
-        got = student.call("swiglu_hidden_dim", d)
+        got = as_count(student.call("swiglu_hidden_dim", d), f"swiglu_hidden_dim({d})")
         expect(got == want, f"swiglu_hidden_dim({d}) should be {want}, got {got!r}")

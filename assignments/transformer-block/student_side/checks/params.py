@@ -1,7 +1,7 @@
 """Checks for `params`: where the weights sit (C3), attention vs MLP weights (C4) and the full
 parameter budget of a decoder-only model (B8)."""
 
-from . import check, expect
+from . import as_count, check, expect
 
 PARTS = ("embeddings", "attention", "mlp", "norms", "total")
 
@@ -9,7 +9,8 @@ PARTS = ("embeddings", "attention", "mlp", "norms", "total")
 @check("C4", points=2, hidden=False, says="attention_weights and mlp_weights give 256 and 512 for d=8, 64 and 128 for d=4")
 def test_C4_worked_example(student):
     for d, attention, mlp in [(8, 256, 512), (4, 64, 128)]:
-        got = student.call("attention_weights", d), student.call("mlp_weights", d)
+        got = (as_count(student.call("attention_weights", d), f"attention_weights({d})"),
+               as_count(student.call("mlp_weights", d), f"mlp_weights({d})"))
         expect(got == (attention, mlp), f"for d={d} expected {attention} attention and {mlp} MLP weights, got {got}")
 
 
@@ -18,9 +19,9 @@ def _expect_counts(student, config, want, label, show_expected=True):
     expect(isinstance(got, dict) and set(PARTS) <= set(got),
            f"count_parameters must return a dict with the keys {', '.join(PARTS)}")
     for part in PARTS:
-        expect(type(got[part]) is int, f"count_parameters: {part} must be an int, got {type(got[part]).__name__}")
-        shown = f"should be {want[part]:,}, got {got[part]:,}" if show_expected else "is wrong"   # hidden: no value
-        expect(got[part] == want[part], f"count_parameters for {label}: {part} {shown}")
+        count = as_count(got[part], f"count_parameters: {part}")
+        shown = f"should be {want[part]:,}, got {count:,}" if show_expected else "is wrong"   # hidden: no value
+        expect(count == want[part], f"count_parameters for {label}: {part} {shown}")
 
 
 @check("B8", points=3, hidden=False,
