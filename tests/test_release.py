@@ -113,3 +113,17 @@ def test_nbgrader_validate_passes_the_source_and_inverted_the_release(course):
     assert done.returncode == 0 and done.stdout.count("Success! Your notebook passes all the tests.") == 2, done.stdout[-2000:]
     done = api.nbgrader("validate", "--invert", *release, repo=course, check=False)
     assert done.stdout.count("Success! The notebook does not pass any tests.") == 2, done.stdout[-2000:]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_questions_visible_checks_come_before_its_hidden_ones(name):
+    """A student runs a question's check cells from the top: the ones that answer at once come first."""
+    cells = json.loads((REPO / "assignments" / "transformer-block" / f"{name}.ipynb").read_text())["cells"]
+    by_id = {c.id: c for c in checks.all_checks()}
+    placed = [by_id[gid] for gid in (cell["metadata"].get("nbgrader", {}).get("grade_id") for cell in cells)
+              if gid in by_id]
+    assert placed
+    for question in dict.fromkeys(c.question for c in placed):
+        mine = [c.hidden for c in placed if c.question == question]
+        assert mine == sorted(mine), f"{question}: a hidden check cell stands above a visible one"
+        assert len(mine) == sum(1 for c in by_id.values() if c.question == question)
