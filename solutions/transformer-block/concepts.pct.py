@@ -386,3 +386,26 @@ q7_modern_default = "pre-norm"
 # conditions, a next-token distribution that depends on the context in complicated ways). The
 # elementwise $\phi$ between $W_1$ and $W_2$ is what prevents this collapse and makes depth useful.
 # ### END SOLUTION
+
+# %% md id=C8_rubric
+# *C8 is graded by hand, out of 4 points, by a TA who reads your explanation and your line of
+# algebra.*
+#
+# <!-- BEGIN MARK SCHEME -->
+# **C8 rubric (for TAs: formgrader shows it, the students' notebooks do not have it).** Up to one
+# point for each of the four elements below. Wording is free: an element stated in other words
+# counts.
+#
+# | element | points |
+# |---|---|
+# | **Algebra.** Without $\phi$ the MLP is $W_2(W_1 x + b_1) + b_2 = (W_2 W_1)\,x + (W_2 b_1 + b_2)$, written out or in words. | 1 |
+# | **One affine map.** That is a single affine map $x \mapsto Wx + b$, with $W = W_2 W_1$ and $b = W_2 b_1 + b_2$: the wide hidden layer adds nothing ($W_2 W_1$ is one $d \times d$ matrix). | 1 |
+# | **Stacking.** A composition of affine maps is affine, so any number of such layers (residual additions included) is no more expressive than one: depth buys nothing. | 1 |
+# | **Why it matters.** An affine map cannot represent what the model needs (thresholds, "if this and that" interactions, a next-token distribution that depends on the context in complicated ways); $\phi$ between $W_1$ and $W_2$ is what prevents the collapse. | 1 |
+#
+# Give half a point for an element that is there but imprecise (for example "it becomes linear",
+# with no word on the bias). No point is lost for leaving out that softmax and the norms are
+# nonlinear too; an answer that says so, and that they only mix tokens or rescale vectors, is right.
+# An answer that only says "without $\phi$ the network is linear", with no algebra and no reason,
+# earns 1 point at most.
+# <!-- END MARK SCHEME -->
