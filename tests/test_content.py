@@ -124,12 +124,13 @@ def test_the_prose_states_none_of_the_graded_answers():
 def test_the_notes_still_teach_what_the_questions_ask():
     """With other numbers: another sentence pair, another vector, another width; and the names a
     student needs for C6, the facts for C7 and the cell state for C2."""
+    notes = " ".join(NOTES.split())
     for needed in ("Alice paid Bob", "Bob paid Alice", "u = [2, 4, 6]", "[-1.225, 0, 1.225]", "d = 16",
                    "*cross-attention*", "*self-attention*", "*feed-forward network*", "cell state",
                    "BERT (2018) kept their placement", "GPT-2 (2019) moved every norm in front of its sublayer"):
-        assert needed in NOTES, needed
-    assert "GPT-2 computed it with the tanh approximation" in NOTES
-    assert "softmax inside\nattention, and the norms" in NOTES
+        assert needed in notes, needed
+    assert "GPT-2 computed it with the tanh approximation" in notes
+    assert "two other curved (nonlinear) pieces: the softmax inside attention, and the norms" in notes
 
 
 def test_the_notes_worked_layer_norm_is_right():
