@@ -131,6 +131,7 @@ def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(grade
     nb = nbformat.read(root / "autograded" / "ref-reviewed" / ASSIGNMENT / "concepts.ipynb", as_version=4)
     (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "C3_answer"]
     assert "the feed-forward part, mostly" in cell.outputs[0]["evalue"]
+    assert cell.outputs[0]["evalue"].startswith("C3_answer is awaiting review (its points are not lost: a TA decides)")
 
 
 SCRIPT = "<script>document.title = 'owned'</script>"

@@ -205,7 +205,8 @@ def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, s
             cell.outputs = [_error(f"{grade_id} is not a check of this course: no points")]
         elif outcome.review:
             review[grade_id] = outcome.review
-            cell.outputs = [_error(f"{grade_id} is left to a TA: {outcome.review}")]
+            cell.outputs = [_error(f"{grade_id} is awaiting review (its points are not lost: a TA decides): "
+                                   f"{outcome.review}")]
         elif outcome.passed:
             check = checks.get(grade_id)
             text = f"passed {grade_id} ({check.points:g} point{'s' * (check.points != 1)}): {check.says}\n"
