@@ -62,3 +62,11 @@ c.ClearSolutions.code_stub = {
     "python": 'raise NotImplementedError("write this part: see the TODO box above this cell")'
 }
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+
+# C8's rubric is the read-only cell C8_rubric, right after the answer, between nbgrader's
+# "BEGIN MARK SCHEME" and "END MARK SCHEME" lines: generate_assignment keeps the whole cell in the
+# gradebook and leaves the rubric out of the release, and autograde (nbgrader's or course
+# autograde) puts it back into autograded/, the notebook formgrader shows. nbgrader accepts a mark
+# scheme only in a "manually graded task" cell unless told otherwise; such a cell would be a
+# second graded item next to C8_answer, so the rubric's cell stays read-only.
+c.ClearMarkScheme.enforce_metadata = False

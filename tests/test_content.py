@@ -64,3 +64,76 @@ def test_no_visible_check_shows_the_answer_to_c5():
     """B1's visible example must not print [1, -1] for u = [3, 1] before the student answers C5."""
     source = open(visible_norms.__file__).read()
     assert "[3, 1]" not in source and "3.0, 1.0" not in source
+
+
+# ---- the notes teach with other numbers than the graded questions ---------------------------------
+
+def _prose() -> dict[str, str]:
+    """What students read besides the questions' own code: the notes, and the markdown cells of
+    both notebooks' text form (C8's rubric is for TAs and leaves the release)."""
+    from autograder.tooling import authoring
+
+    texts = {"notes": NOTES}
+    for name in ("concepts", "build"):
+        source = (REPO / "solutions" / "transformer-block" / f"{name}.pct.py").read_text()
+        texts[name] = "\n\n".join(authoring._uncomment(body) for kind, attrs, body in authoring.parse(source, name)
+                                  if kind == "md" and attrs.get("id") != "C8_rubric")
+    return texts
+
+
+def _sentences(text: str) -> list[str]:
+    text = " ".join(text.replace("*", "").replace("`", "").split())
+    return re.split(r"(?<=[.!?:;])\s+(?=[A-Z$(\[-])", text)
+
+
+# Ways the prose used to state (or could state) a graded answer: C1's pair, C2's name, C3's and C4's
+# counts, C5's vector.
+GIVEN_AWAY = {
+    "C1": [r"dog bites (the )?man", r"man bites (the )?dog"],
+    "C2": [r"\bLSTM", r"long short[- ]term"],
+    "C3": [r"\bMLPs?\b[^.]{0,40}\b(more|most)\b[^.]{0,20}\b(weights|parameters)\b", r"two[- ]thirds",
+           r"8\s*/\s*12", r"attention\b[^.]{0,30}\b(fewer|less)\b[^.]{0,20}\b(weights|parameters)\b"],
+    "C4": [r"ratio (of |is )?\$?2(\.0)?\b", r"d_\{ff\}\s*=\s*8d\^2", r"which is \$8d\^2\$",
+           r"twice as many (weights|parameters)"],
+    "C5": [r"\[\s*1(\.0)?\s*,\s*-\s*1(\.0)?\s*\]", r"\(\s*1\s*,\s*-\s*1\s*\)", r"\[1, −1\]"],
+}
+
+
+def test_the_prose_states_none_of_the_graded_answers():
+    # C4's TODO box may say what its visible check shows (256 and 512 at d = 8); the notes may not.
+    assert not re.search(r"\b256\b.{0,40}\b512\b", NOTES, re.S)
+    for where, text in _prose().items():
+        for question, patterns in GIVEN_AWAY.items():
+            for pattern in patterns:
+                found = re.search(pattern, text, re.I | re.S)
+                assert not found, f"{where} gives away {question}: {found.group(0)!r}"
+        for sentence in _sentences(text):
+            low = sentence.lower()
+            # C6: the three decoder sublayers named side by side, or what GPT leaves out
+            assert not (re.search(r"\b(masked|causal)\b", low) and "cross-attention" in low and "feed-forward" in low), \
+                f"{where} lists C6's sublayers: {sentence!r}"
+            assert not ("gpt" in low and re.search(r"cross[- ]attention|encoder-decoder attention", low)), \
+                f"{where} says what GPT drops (C6): {sentence!r}"
+            # C7: which placement the 2017 paper used, and which one models ship today
+            assert not (re.search(r"2017|original|first transformer|vaswani", low) and re.search(r"post-?(norm|ln)", low)), \
+                f"{where} gives away C7's 2017 placement: {sentence!r}"
+            assert not (re.search(r"modern|today|current|default|standard|nowadays|recent", low)
+                        and re.search(r"pre-?(norm|ln)", low)), f"{where} gives away C7's modern placement: {sentence!r}"
+
+
+def test_the_notes_still_teach_what_the_questions_ask():
+    """With other numbers: another sentence pair, another vector, another width; and the names a
+    student needs for C6, the facts for C7 and the cell state for C2."""
+    notes = " ".join(NOTES.split())
+    for needed in ("Alice paid Bob", "Bob paid Alice", "u = [2, 4, 6]", "[-1.225, 0, 1.225]", "d = 16",
+                   "*cross-attention*", "*self-attention*", "*feed-forward network*", "cell state",
+                   "BERT (2018) kept their placement", "GPT-2 (2019) moved every norm in front of its sublayer"):
+        assert needed in notes, needed
+    assert "GPT-2 computed it with the tanh approximation" in notes
+    assert "two other curved (nonlinear) pieces: the softmax inside attention, and the norms" in notes
+
+
+def test_the_notes_worked_layer_norm_is_right():
+    u = torch.tensor([2.0, 4.0, 6.0])
+    assert torch.allclose(F.layer_norm(u, (3,), eps=0.0), torch.tensor([-1.2247, 0.0, 1.2247]), atol=1e-4)
+    assert torch.allclose((u - u.mean()) / u.std(), torch.tensor([-1.0, 0.0, 1.0]))   # the sample-std slip

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import validate_results
-from nbgrader_course import ASSIGNMENT, clone_course, give_c8
+from nbgrader_course import ASSIGNMENT, Server, clone_course, give_c8
 
 from autograder import api
 from autograder.tooling.sampleclass import write_submission
@@ -50,6 +50,35 @@ def test_manual_c8_adds_to_the_autograded_total_and_survives_a_regrade(graded, t
     assert done.returncode == 0, done.stderr[-2000:]
     validate_results(json.loads((tmp_path / "results.json").read_text()))
     assert export(root) == {"ref": 103.0, "blank": 0.0}
+
+
+RUBRIC = "C8 rubric (for TAs: formgrader shows it, the students' notebooks do not have it)"
+
+
+def test_formgrader_shows_c8s_rubric_right_after_the_answer(graded, tmp_path):
+    """The page a TA grades C8 on (formgrader's submission view of concepts) shows the rubric, with
+    its points per element, just below the student's answer and its score box; the release the
+    student worked on has none of it."""
+    root, _ = graded
+    server = Server(root, tmp_path)
+    try:
+        entries = server.get(f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/concepts")
+        (ref,) = [e for e in entries if e["student"] == "ref"]
+        page = server.page(f"/formgrader/submissions/{ref['id']}/")
+    finally:
+        server.stop()
+    answer, rubric = page.index('id="C8_answer"'), page.index(html.escape(RUBRIC, quote=False).split("'")[0])
+    assert answer < rubric
+    text = page_text_of(page[rubric:])
+    for element in ("Algebra.", "One affine map.", "Stacking.", "Why it matters."):
+        assert element in text, element
+    assert "MARK SCHEME" not in text      # the markers are HTML comments: not shown
+    released = (root / "assignments" / ASSIGNMENT / "concepts.ipynb").read_text()
+    assert "C8 rubric" not in released and "MARK SCHEME" not in released
+
+
+def page_text_of(markup: str) -> str:
+    return html.unescape(re.sub(r"<!--.*?-->|<[^>]+>", "", markup, flags=re.S))
 
 
 def test_course_commands_work_on_the_course_folder_they_run_in(tmp_path):
@@ -102,6 +131,7 @@ def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(grade
     nb = nbformat.read(root / "autograded" / "ref-reviewed" / ASSIGNMENT / "concepts.ipynb", as_version=4)
     (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "C3_answer"]
     assert "the feed-forward part, mostly" in cell.outputs[0]["evalue"]
+    assert cell.outputs[0]["evalue"].startswith("C3_answer is awaiting review (its points are not lost: a TA decides)")
 
 
 SCRIPT = "<script>document.title = 'owned'</script>"
@@ -135,6 +165,7 @@ def test_html_a_student_wrote_is_escaped_where_a_ta_reads_it(course, tmp_path):
         for text in (autograded, page):
             assert "<script>document" not in text, grade
         assert "&lt;script&gt;document.title" in page and "The MLP needs a nonlinearity." in page, grade
+        assert "C8 rubric (for TAs" in autograded, grade   # put back from the gradebook: formgrader shows it
 
 
 def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorded(graded, course, tmp_path):

@@ -18,6 +18,7 @@ The screenshots are kept in ``tests/artifacts/`` (git-ignored) to look at.
 """
 from __future__ import annotations
 
+import copy
 import html
 import inspect
 import os
@@ -383,3 +384,60 @@ def test_each_question_is_labelled_with_its_own_topic():
     assert pages.topic("C6", " notebook") == "Encoder, decoder and decoder-only blocks (concepts notebook)"
     assert pages.topic("C7") == "Pre-norm and post-norm blocks (concepts)"
     assert pages.topic("B1") == "Layer norm and RMSNorm (build)"
+# ---- answers awaiting a TA's review, and the questions' topics ---------------------------------------
+
+def _awaiting_results() -> dict:
+    """One student whose C2 answer waits for a TA (0 of 2, not a verdict), with B1 lost for real."""
+    c2 = {"id": "C2_answer", "score": 0.0, "max_score": 2.0, "hidden": True, "passed": False,
+          "message": "the grader could not place this answer", "review": "'the GRU'"}
+    b1 = {"id": "B1_random_affine", "score": 0.0, "max_score": 4.0, "hidden": True, "passed": False,
+          "message": "off by 0.3", "review": None}
+    b1_ok = {"id": "B1_worked_example", "score": 2.0, "max_score": 2.0, "hidden": False, "passed": True,
+             "message": "", "review": None}
+    result = {"status": "graded", "reason": None, "score": 2.0, "max_score": 10.0, "flags": [],
+              "needs_manual_grade": ["C2", "C8"], "load_errors": {},
+              "questions": {
+                  "C2": {"score": 0.0, "max_score": 2.0, "checks": [c2], "misconception": None, "manual": False,
+                         "feedback": ["C2_answer (0 until a TA reviews it): the grader could not place this answer"]},
+                  "B1": {"score": 2.0, "max_score": 6.0, "checks": [b1_ok, b1], "misconception": None,
+                         "manual": False, "feedback": ["B1_random_affine (-4): off by 0.3"]},
+                  "C8": {"score": None, "max_score": 4.0, "manual": True, "misconception": None,
+                         "feedback": ["graded by hand by a TA"], "checks": []}}}
+    return {"assignment": "transformer-block", "workers": 1, "seconds": 1.0, "students": {"ta": result}}
+
+
+def test_a_check_waiting_for_review_is_shown_as_awaiting_not_lost(tmp_path):
+    results = _awaiting_results()
+    text = _text(feedback.page("ta", results["students"]["ta"]))
+    assert "C2 Residual streams and depth (concepts notebook) 0 / 2 2 awaiting review" in text
+    assert "lost 2" not in text and "−2" not in text and "0 until a TA" not in text
+    assert "Points were lost on B1 :" in text and "lost 4" in text
+    assert "Your answer to C2 was sent to a TA for review: its points are awaiting review, not lost" in text
+    assert "C2_answer (hidden test) awaiting review 2 points, not lost: a TA decides" in text
+    assert "sent to a TA for review: “'the GRU'”" in text
+    # nothing lost, only awaiting: no "full marks", no "points were lost"
+    only = copy.deepcopy(results["students"]["ta"])
+    only["questions"].pop("B1")
+    text = _text(feedback.page("ta", only))
+    assert "No points were lost; the points of C2 are awaiting review" in text
+    assert "Full marks" not in text and "Points were lost" not in text
+    # the class report: C2 awaits review in one submission and is lost in none
+    report_text = _text(report.write_report(results, tmp_path).read_text(encoding="utf-8"))
+    assert re.search(r"C2 Residual streams and depth \(concepts\) 0 / 2 0 of 1 1 0 0 ", report_text), report_text
+    assert re.search(r"B1 Layer norm and RMSNorm \(build\) 2 / 6 0 of 1 0 0 1 ", report_text)
+    assert "awaiting review: sent to a TA for review: “'the GRU'”" in report_text
+    stats = report.Stats(results)
+    assert (stats.questions["C2"]["awaiting"], stats.questions["C2"]["none"], stats.questions["B1"]["partial"]) == (1, 0, 1)
+    # and Gradescope's file says so for the check
+    from autograder.reports.exports import gradescope
+
+    outputs = {test["name"]: test["output"] for test in gradescope(results["students"]["ta"])["tests"]}
+    assert outputs["C2_answer"].startswith("awaiting review: a TA decides these points") and "'the GRU'" in outputs["C2_answer"]
+    assert outputs["B1_random_affine"] == "off by 0.3"
+
+
+def test_every_concepts_question_has_its_own_topic_on_the_pages():
+    """C6 (which sublayers a block has) is not labelled with C7's topic (where the norm goes)."""
+    assert pages.topic("C6") != pages.topic("C7")
+    assert "decoder" in pages.topic("C6").lower() and "norm" in pages.topic("C7").lower()
+    assert pages.topic("B6") == pages.topic("B7") == pages.topic("C7").replace("concepts", "build")

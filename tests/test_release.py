@@ -113,3 +113,42 @@ def test_nbgrader_validate_passes_the_source_and_inverted_the_release(course):
     assert done.returncode == 0 and done.stdout.count("Success! Your notebook passes all the tests.") == 2, done.stdout[-2000:]
     done = api.nbgrader("validate", "--invert", *release, repo=course, check=False)
     assert done.stdout.count("Success! The notebook does not pass any tests.") == 2, done.stdout[-2000:]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_every_questions_visible_checks_come_before_its_hidden_ones(name):
+    """A student runs a question's check cells from the top: the ones that answer at once come first."""
+    cells = json.loads((REPO / "assignments" / "transformer-block" / f"{name}.ipynb").read_text())["cells"]
+    by_id = {c.id: c for c in checks.all_checks()}
+    placed = [by_id[gid] for gid in (cell["metadata"].get("nbgrader", {}).get("grade_id") for cell in cells)
+              if gid in by_id]
+    assert placed
+    for question in dict.fromkeys(c.question for c in placed):
+        mine = [c.hidden for c in placed if c.question == question]
+        assert mine == sorted(mine), f"{question}: a hidden check cell stands above a visible one"
+        assert len(mine) == sum(1 for c in by_id.values() if c.question == question)
+
+
+RUBRIC = "C8 rubric (for TAs: formgrader shows it, the students' notebooks do not have it)"
+
+
+def test_c8s_rubric_is_in_the_source_and_the_gradebook_but_not_in_the_release(course):
+    """The rubric sits in nbgrader's mark-scheme lines of the read-only cell after C8's answer:
+    the source notebook and the gradebook (which autograde restores it from) hold it, the release
+    only the line that says C8 is graded by hand."""
+    from nbgrader.api import Gradebook
+
+    def cell(folder: Path) -> str:
+        nb = json.loads((folder / "transformer-block" / "concepts.ipynb").read_text())
+        ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in nb["cells"]]
+        assert ids[ids.index("C8_answer") + 1] == "C8_rubric"
+        return "".join(nb["cells"][ids.index("C8_rubric")]["source"])
+
+    source, released = cell(REPO / "solutions"), cell(REPO / "assignments")
+    assert RUBRIC in source and "| 1 |" in source
+    assert "graded by hand, out of 4 points" in released
+    assert "MARK SCHEME" not in released and "rubric" not in released.lower() and "W_2 W_1" not in released
+    assert RUBRIC not in _release_text() and "MARK SCHEME" not in _release_text()
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        kept = gb.find_source_cell("C8_rubric", "concepts", "transformer-block")
+        assert kept.locked and RUBRIC in kept.source

@@ -100,8 +100,9 @@ class MarkForReview(NbGraderPreprocessor):
 
 class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
     """nbgrader's, with the notebook's source cells read once, not one query per cell (``lent_gradebook``),
-    and without its "checksum has changed" warning for a test cell left as it was released (the
-    source's checksum counts the hidden tests): the warnings left are about cells a student edited."""
+    and without its "checksum has changed" warning for a read-only cell left as it was released (the
+    source's checksum counts what the release leaves out: a test cell's hidden tests, C8's rubric):
+    the warnings left are about cells a student edited."""
 
     def preprocess(self, nb, resources):
         self.as_released = self._as_released(nb, resources["nbgrader"]) if self.log.isEnabledFor(WARNING) else set()
@@ -110,9 +111,10 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
 
     def _as_released(self, nb, info) -> set[str]:
         try:
-            released = _assignment(info["assignment"], Path(_coursedir(self).root)).tests(info["notebook"])
+            cells = _assignment(info["assignment"], Path(_coursedir(self).root)).cells(info["notebook"], released=True)
         except Exception:   # it only quiets warnings: never a reason to fail a notebook
             return set()
+        released = {c.grade_id: c for c in cells if c.grade_id and c.locked}
         ids = [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells]
         return {gid for gid, cell in zip(ids, nb.cells) if gid in released and cell.get("source") == released[gid].source}
 
@@ -203,7 +205,8 @@ def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, s
             cell.outputs = [_error(f"{grade_id} is not a check of this course: no points")]
         elif outcome.review:
             review[grade_id] = outcome.review
-            cell.outputs = [_error(f"{grade_id} is left to a TA: {outcome.review}")]
+            cell.outputs = [_error(f"{grade_id} is awaiting review (its points are not lost: a TA decides): "
+                                   f"{outcome.review}")]
         elif outcome.passed:
             check = checks.get(grade_id)
             text = f"passed {grade_id} ({check.points:g} point{'s' * (check.points != 1)}): {check.says}\n"

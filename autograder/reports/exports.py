@@ -75,12 +75,14 @@ def write_json(doc: dict, path: Path) -> None:
 
 def gradescope(result: dict) -> dict:
     """Gradescope's results.json for one graded submission: a test per check, hidden ones shown
-    only after grades are published."""
+    only after grades are published; a check whose points wait for a TA says it is awaiting review."""
     tests = []
     for qid, q in result.get("questions", {}).items():
         for row in q.get("checks", []):
+            output = row["message"] or "passed"
+            if row.get("review") and not row.get("passed"):
+                output = f"awaiting review: a TA decides these points ({output}; your answer: {row['review']})"
             tests.append({"name": f"{row['id']}", "score": row["score"], "max_score": row["max_score"],
-                          "output": row["message"] or "passed",
-                          "visibility": "after_published" if row["hidden"] else "visible"})
+                          "output": output, "visibility": "after_published" if row["hidden"] else "visible"})
     output = result.get("reason") or ""
     return {"score": result["score"], "output": output, "tests": tests, "visibility": "visible"}

@@ -31,6 +31,7 @@ def page(student: str, result: dict, assignment: str = "transformer-block") -> s
         share=0.0 if not max_score else max(0.0, min(1.0, float(score) / float(max_score))),
         manual=[g for g in grades if not g["review"]], reviews=[g for g in grades if g["review"]],
         questions=questions, lost=[q["id"] for q in questions if q["lost"]],
+        awaiting=[q["id"] for q in questions if q["awaiting"]],
         reason=reason and {"ours": result.get("status") == "grader-error",
                            "parts": [part for part in str(reason).split("; ") if part.strip()]},
         load_errors=[(notebook, line) for notebook, lines in (result.get("load_errors") or {}).items()
@@ -70,14 +71,23 @@ def safe_name(student: str) -> str:
 
 
 def _question(qid: str, q: dict) -> dict:
-    """One question of the result, as the template shows it."""
+    """One question of the result, as the template shows it: a check whose points wait for a TA's
+    review is listed as awaiting review, and its points are not counted as lost."""
     manual = bool(q.get("manual")) or q.get("score") is None
-    failing = [row for row in q.get("checks") or [] if not row.get("passed")]
+    rows = q.get("checks") or []
+    failing = [row for row in rows if not row.get("passed") and not pages.awaiting_review(row)]
+    awaiting = pages.points_awaiting(q)
     mistake = q.get("misconception")
     feedback = [str(line) for line in q.get("feedback") or []]
+    score, max_score = None if manual else float(q["score"]), float(q.get("max_score") or 0)
     return {"id": qid, "topic": pages.topic(qid, " notebook"), "manual": manual,
-            "score": None if manual else float(q["score"]), "max_score": float(q.get("max_score") or 0),
-            "lost": pages.points_lost(q),
+            "score": score, "max_score": max_score,
+            "lost": pages.points_lost(q), "awaiting": 0.0 if manual else awaiting,
+            "lost_points": 0.0 if manual else max(0.0, max_score - score - awaiting),
+            "pending": [{"id": str(row.get("id", "")), "kind": "hidden test" if row.get("hidden") else
+                         "test in your notebook", "points": float(row.get("max_score") or 0) - float(row.get("score") or 0),
+                         "message": row.get("message") or "", "review": str(row["review"])}
+                        for row in rows if pages.awaiting_review(row)],
             "mistake": mistake and {"id": str(mistake["id"]), "description": str(mistake.get("description") or "").strip(),
                                     "hint": str(mistake.get("hint") or "").strip()},
             "failing": [_group(rows) for rows in _by_message(failing)],

@@ -90,11 +90,24 @@ def topic(qid: str, notebook_word: str = "") -> str:
     return f"{words} ({meta.notebook}{notebook_word})"
 
 
+def awaiting_review(row: dict) -> bool:
+    """True when a check's points wait for a TA: the grader could neither accept nor reject the
+    answer (its ``review`` quotes it), so the 0 it holds is no verdict."""
+    return bool(row.get("review")) and not row.get("passed")
+
+
+def points_awaiting(question: dict) -> float:
+    """The points of an autograded question that wait for a TA's review."""
+    return sum(float(row.get("max_score") or 0) - float(row.get("score") or 0)
+               for row in question.get("checks") or [] if awaiting_review(row))
+
+
 def points_lost(question: dict) -> bool:
-    """True when an autograded question scored below its maximum."""
+    """True when an autograded question scored below its maximum by more than the points that
+    wait for a TA's review."""
     if question.get("manual") or question.get("score") is None:
         return False
-    return float(question["score"]) < float(question.get("max_score") or 0)
+    return float(question["score"]) + points_awaiting(question) < float(question.get("max_score") or 0)
 
 
 def hand_graded(result: dict) -> list[dict]:

@@ -26,7 +26,7 @@ from autograder.reports import pages
 FIGURES = ("scores_per_question.png", "misconceptions.png", "totals.png")
 
 # Okabe-Ito colours: told apart with every common colour-vision deficiency.
-FULL, PARTIAL, NONE = "#009E73", "#F0E442", "#D55E00"
+FULL, PARTIAL, NONE, AWAITING = "#009E73", "#F0E442", "#D55E00", "#56B4E9"
 BLUE, INK, GRID = "#0072B2", "#1f2933", "#d9e2ec"
 
 
@@ -69,17 +69,16 @@ class Stats:
                 continue
             top = max(float(q.get("max_score") or 0) for q in auto)
             scores = [float(q["score"]) for q in auto]
-            lost = [q for q in auto if float(q["score"]) < float(q.get("max_score") or 0)]
+            # points waiting for a TA's review are not lost: such a question is counted apart
+            lost = [q for q in auto if pages.points_lost(q)]
+            kinds = Counter(_kind(q) for q in auto)
             self.questions[qid] = {
                 "max": top, "scores": scores, "n": len(scores),
-                "full": sum(1 for q in auto if float(q["score"]) >= float(q.get("max_score") or 0)),
-                "none": sum(1 for s in scores if s <= 0),
+                **{kind: kinds[kind] for kind in ("full", "awaiting", "partial", "none")},
                 "named": sum(1 for q in lost if q.get("misconception")),
                 "unnamed": sum(1 for q in lost if not q.get("misconception")),
                 "topic": pages.topic(qid),
             }
-            self.questions[qid]["partial"] = self.questions[qid]["n"] - self.questions[qid]["full"] \
-                - self.questions[qid]["none"]
 
         # misconceptions: count, question, description and hint
         self.mistakes: Counter = Counter()
@@ -137,6 +136,17 @@ class Stats:
         return statistics.median(self.totals) if self.totals else None
 
 
+def _kind(question: dict) -> str:
+    """How one submission did on an autograded question: full marks, awaiting a TA's review (some
+    of its points wait for one), some points or no points."""
+    score = float(question["score"])
+    if score >= float(question.get("max_score") or 0):
+        return "full"
+    if pages.points_awaiting(question) > 0:
+        return "awaiting"
+    return "partial" if score > 0 else "none"
+
+
 def _index(order, item):
     return order.index(item) if item in order else len(order)
 
@@ -187,8 +197,10 @@ def _plot_questions(stats: Stats) -> bytes:
         else:
             y = list(range(len(qids)))[::-1]
             left = [0.0] * len(qids)
-            for key, colour, label in (("full", FULL, "full marks"), ("partial", PARTIAL, "some points"),
-                                       ("none", NONE, "no points")):
+            parts = [("full", FULL, "full marks"), ("partial", PARTIAL, "some points"), ("none", NONE, "no points")]
+            if any(stats.questions[q]["awaiting"] for q in qids):
+                parts.insert(1, ("awaiting", AWAITING, "awaiting review"))
+            for key, colour, label in parts:
                 share = [100 * stats.questions[q][key] / stats.questions[q]["n"] for q in qids]
                 ax.barh(y, share, left=left, color=colour, label=label, height=0.7, edgecolor="white",
                         linewidth=1.0)
@@ -201,7 +213,7 @@ def _plot_questions(stats: Stats) -> bytes:
             ax.set_xlim(0, 100)
             ax.set_xlabel("share of graded submissions (%)")
             ax.xaxis.grid(True, color=GRID, linewidth=0.8)
-            ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=3, frameon=False, borderaxespad=0.2)
+            ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=len(parts), frameon=False, borderaxespad=0.2)
             _title(fig, f"Points per question ({len(stats.graded)} graded submissions)")
         fig.tight_layout()
         return _png(fig)

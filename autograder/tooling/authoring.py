@@ -3,8 +3,8 @@
 Each problem set is written once, as ``solutions/<assignment>/<notebook>.pct.py``: cells headed
 by ``# %% <kind> [key=value ...]`` lines (see ``KINDS``; ``# %% code grader=skip`` marks a given
 cell that only shows the student something, which ``course autograde`` need not run). ``# %% checks B1`` expands into one
-graded cell per check of question B1 in the registry, so adding a check to ``autograder/checks``
-adds it to nbgrader's tests and to ``course autograde`` alike.
+graded cell per check of question B1 in the registry, the visible ones first, so adding a check
+to ``autograder/checks`` adds it to nbgrader's tests and to ``course autograde`` alike.
 
 Next to the notebooks stands ``student_side/``, a link to ``autograder/student_side`` (the visible
 checks and what they need), so nbgrader releases that package verbatim and students import
@@ -77,6 +77,12 @@ def check_cell(check: checks.Check) -> str:
     return f"{head} · {check.says}\ncheck({check.id!r})"
 
 
+def question_checks(question: str) -> list[checks.Check]:
+    """The checks of ``question`` in the order their cells stand: the visible ones first (they run
+    as soon as the student runs them), then the hidden ones, each group in the registry's order."""
+    return sorted((c for c in checks.all_checks() if c.question == question), key=lambda c: c.hidden)
+
+
 def build_notebook(text: str, name: str) -> nbformat.NotebookNode:
     """The nbgrader source notebook for the text form ``text`` of notebook ``name``."""
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
@@ -99,7 +105,7 @@ def build_notebook(text: str, name: str) -> nbformat.NotebookNode:
         else:
             cells = [nbformat.v4.new_code_cell(check_cell(c), metadata=_meta(c.id, grade=True, locked=True,
                                                                               points=c.points))
-                     for c in checks.all_checks() if c.question == attrs["question"]]
+                     for c in question_checks(attrs["question"])]
         for cell in cells:
             cell.id = cell.metadata["nbgrader"]["grade_id"].replace("_", "-")
         nb.cells.extend(cells)

@@ -195,8 +195,9 @@ else:
 # \quad W_2 \in \mathbb{R}^{d \times d_{ff}}, \quad d_{ff} = 4d \text{ by default}.$$
 #
 # GPT-style models use GELU, $\phi(z) = z\,\Phi(z) = \tfrac{z}{2}\big(1 + \operatorname{erf}(z/\sqrt2)\big)$,
-# with $\Phi$ the standard normal CDF: a smooth version of ReLU, $\max(0, z)$. Use the **exact** erf
-# form. `F.gelu(z)` and `nn.GELU()` compute it by default. The `approximate="tanh"` variant differs
+# with $\Phi$ the standard normal CDF: a smooth version of ReLU, $\max(0, z)$. GPT-2 itself computed
+# the tanh approximation of this formula; this course asks for PyTorch's default, the **exact** erf
+# form, which `F.gelu(z)` and `nn.GELU()` compute. The `approximate="tanh"` variant differs
 # from it by up to about $5 \times 10^{-4}$ (near $|z| = 2.7$), more than the tolerance, so the
 # checks notice.
 #
@@ -298,8 +299,8 @@ def swiglu_hidden_dim(d_model, multiple_of=256):
 # %% md
 # ## B6 · The pre-norm block (10 points)
 #
-# A modern block is two residual updates. Each sublayer reads a normalized copy of the stream and
-# adds its result back:
+# The pre-norm block is two residual updates. Each sublayer reads a normalized copy of the stream
+# and adds its result back:
 #
 # $$x \leftarrow x + \mathrm{Attn}\big(\mathrm{LN}_1(x)\big), \qquad x \leftarrow x + \mathrm{MLP}\big(\mathrm{LN}_2(x)\big).$$
 #
@@ -360,7 +361,7 @@ class PreNormBlock(nn.Module):
 # %% md
 # ## B7 · The post-norm block (8 points)
 #
-# The 2017 transformer normalizes *after* each residual addition:
+# The post-norm block normalizes *after* each residual addition:
 #
 # $$x \leftarrow \mathrm{LN}_1\big(x + \mathrm{Attn}(x)\big), \qquad x \leftarrow \mathrm{LN}_2\big(x + \mathrm{MLP}(x)\big).$$
 #

@@ -78,8 +78,9 @@ from student_side import check, ready
 # >    `ValueError` when `d` is odd. Hint: build the angles $p\,\omega_i$ as an `(n, d/2)` outer
 # >    product, then fill the even columns (`0::2`) with sines and the odd ones (`1::2`) with
 # >    cosines. Working in float64 and casting at the end keeps large positions accurate. About 8 lines.
-# > 3. `q1_sentences`: the lesson's example of two sentences that become indistinguishable without
-# >    positions (a dog, a man and a bite, in both orders), as a list of two strings.
+# > 3. `q1_sentences`: two short sentences made of the same three words, *dog*, *bites* and
+# >    *man*, that report different events yet become indistinguishable to attention without
+# >    positions, as a list of two strings.
 # >
 # > **Checked:** the values of `sinusoidal_positions(4, 8)` (visible); other sizes and the
 # > `ValueError` for an odd `d` (hidden); `permutes_with_input` on plain self-attention, attention
@@ -111,7 +112,8 @@ def sinusoidal_positions(n, d):
     ### END SOLUTION
 
 
-# The two sentences, as a list of two strings.
+# Your answer, in this form:
+# q1_sentences = ["...", "..."]  # two sentences
 ### BEGIN SOLUTION
 q1_sentences = ["dog bites man", "man bites dog"]
 ### END SOLUTION
@@ -173,6 +175,8 @@ except NotImplementedError:
 # > **Checked (hidden):** that your string names it.
 
 # %% solution id=C2_code
+# Your answer, in this form:
+# q2_residual_cousin = "..."  # one short name
 ### BEGIN SOLUTION
 q2_residual_cousin = "LSTM"
 ### END SOLUTION
@@ -195,6 +199,8 @@ q2_residual_cousin = "LSTM"
 # > **Checked (hidden):** your answer.
 
 # %% solution id=C3_code
+# Your answer, in this form:
+# q3_most_weights = "..."  # "attention" or "MLP"
 ### BEGIN SOLUTION
 q3_most_weights = "MLP"
 ### END SOLUTION
@@ -210,9 +216,11 @@ q3_most_weights = "MLP"
 #   $d \times d/h$ slice of $W_Q$, $W_K$ and $W_V$. The slices together still fill $d \times d$, so
 #   the count does not depend on $h$.
 # - **MLP** has $W_1 \in \mathbb{R}^{d_{ff} \times d}$ and $W_2 \in \mathbb{R}^{d \times d_{ff}}$,
-#   so $2\,d\,d_{ff}$ weights, which is $8d^2$ at the usual $d_{ff} = 4d$.
+#   so $2\,d\,d_{ff}$ weights.
 #
-# So a block holds about $12d^2$ weights, and about two thirds of them are in the MLP.
+# At the usual $d_{ff} = 4d$ both counts are a whole number times $d^2$. Find the two numbers and
+# you know the ratio for every width (and the answer to C3). The notes count a block with a
+# narrower MLP as a worked example (section `params`).
 
 # %% md
 # > **TODO (C4, 6 points, about 5 lines).** Write
@@ -243,7 +251,8 @@ def mlp_weights(d, d_ff=None):
     ### END SOLUTION
 
 
-# MLP weights / attention weights for d = 8.
+# MLP weights / attention weights for d = 8. Your answer, in this form:
+# q4_ratio = ...  # a number
 ### BEGIN SOLUTION
 q4_ratio = mlp_weights(8) / attention_weights(8)
 ### END SOLUTION
@@ -272,6 +281,8 @@ q4_ratio = mlp_weights(8) / attention_weights(8)
 # > **Checked (hidden):** the two numbers, to within $10^{-4}$.
 
 # %% solution id=C5_code
+# Your answer, in this form:
+# q5_layer_norm_u = [..., ...]  # two numbers
 ### BEGIN SOLUTION
 q5_layer_norm_u = [1.0, -1.0]
 ### END SOLUTION
@@ -292,7 +303,8 @@ q5_layer_norm_u = [1.0, -1.0]
 #
 # Later models kept only one half. BERT is encoder-only. GPT is decoder-only: it has no source
 # sentence and no encoder. T5 and BART keep both halves, which is worth it only when the task maps
-# one sequence to another.
+# one sequence to another. How attention sublayers are named, after where their queries, keys and
+# values come from, is in the notes (section `blocks`).
 
 # %% md
 # > **TODO (C6, 5 points, 2 lines).**
@@ -305,6 +317,9 @@ q5_layer_norm_u = [1.0, -1.0]
 # > sublayer GPT drops (2 points).
 
 # %% solution id=C6_code
+# Your answers, in this form:
+# q6_decoder_sublayers = ["...", "...", "..."]  # three short names
+# q6_gpt_drops = "..."  # one short name
 ### BEGIN SOLUTION
 q6_decoder_sublayers = ["masked self-attention", "cross-attention", "feed-forward network"]
 q6_gpt_drops = "cross-attention"
@@ -325,7 +340,8 @@ q6_gpt_drops = "cross-attention"
 # learning-rate warm-up to avoid diverging. Pre-norm normalizes only the copy that the sublayer
 # reads, so the stream itself is never rescaled. It trains stably at depth, and one final norm
 # after the last block takes care of the output scale. Both use the same parts: the placement is a
-# stability setting, not a different kind of model. You will build both in B6 and B7.
+# stability setting, not a different kind of model. You will build both in B6 and B7. Which models
+# used which placement is in the notes (section `blocks`).
 
 # %% md
 # > **TODO (C7, 4 points, 2 lines).** Set `q7_2017_paper` to the placement of the original 2017
@@ -335,6 +351,9 @@ q6_gpt_drops = "cross-attention"
 # > **Checked (hidden):** both answers, 2 points each.
 
 # %% solution id=C7_code
+# Your answers, in this form:
+# q7_2017_paper = "..."  # "pre-norm" or "post-norm"
+# q7_modern_default = "..."  # "pre-norm" or "post-norm"
 ### BEGIN SOLUTION
 q7_2017_paper = "post-norm"
 q7_modern_default = "pre-norm"
@@ -367,3 +386,26 @@ q7_modern_default = "pre-norm"
 # conditions, a next-token distribution that depends on the context in complicated ways). The
 # elementwise $\phi$ between $W_1$ and $W_2$ is what prevents this collapse and makes depth useful.
 # ### END SOLUTION
+
+# %% md id=C8_rubric
+# *C8 is graded by hand, out of 4 points, by a TA who reads your explanation and your line of
+# algebra.*
+#
+# <!-- BEGIN MARK SCHEME -->
+# **C8 rubric (for TAs: formgrader shows it, the students' notebooks do not have it).** Up to one
+# point for each of the four elements below. Wording is free: an element stated in other words
+# counts.
+#
+# | element | points |
+# |---|---|
+# | **Algebra.** Without $\phi$ the MLP is $W_2(W_1 x + b_1) + b_2 = (W_2 W_1)\,x + (W_2 b_1 + b_2)$, written out or in words. | 1 |
+# | **One affine map.** That is a single affine map $x \mapsto Wx + b$, with $W = W_2 W_1$ and $b = W_2 b_1 + b_2$: the wide hidden layer adds nothing ($W_2 W_1$ is one $d \times d$ matrix). | 1 |
+# | **Stacking.** A composition of affine maps is affine, so any number of such layers (residual additions included) is no more expressive than one: depth buys nothing. | 1 |
+# | **Why it matters.** An affine map cannot represent what the model needs (thresholds, "if this and that" interactions, a next-token distribution that depends on the context in complicated ways); $\phi$ between $W_1$ and $W_2$ is what prevents the collapse. | 1 |
+#
+# Give half a point for an element that is there but imprecise (for example "it becomes linear",
+# with no word on the bias). No point is lost for leaving out that softmax and the norms are
+# nonlinear too; an answer that says so, and that they only mix tokens or rescale vectors, is right.
+# An answer that only says "without $\phi$ the network is linear", with no algebra and no reason,
+# earns 1 point at most.
+# <!-- END MARK SCHEME -->
