@@ -398,7 +398,7 @@ def _awaiting_results() -> dict:
               "needs_manual_grade": ["C2", "C8"], "load_errors": {},
               "questions": {
                   "C2": {"score": 0.0, "max_score": 2.0, "checks": [c2], "misconception": None, "manual": False,
-                         "feedback": ["C2_answer (0 until a TA reviews it): the grader could not place this answer"]},
+                         "feedback": ["C2_answer (awaiting review): the grader could not place this answer"]},
                   "B1": {"score": 2.0, "max_score": 6.0, "checks": [b1_ok, b1], "misconception": None,
                          "manual": False, "feedback": ["B1_random_affine (-4): off by 0.3"]},
                   "C8": {"score": None, "max_score": 4.0, "manual": True, "misconception": None,

@@ -22,7 +22,7 @@ def run(sub, env):
             outcome = sub.outcomes[c.id]
             rows.append(CheckResult(c.id, float(c.points) if outcome.passed else 0.0, float(c.points), c.hidden,
                                     outcome.passed, outcome.message, outcome.review))
-        feedback = [f"{row.id} ({'0 until a TA reviews it' if row.review else f'-{row.max_score:g}'}): {row.message}"
+        feedback = [f"{row.id} ({'awaiting review' if row.review else f'-{row.max_score:g}'}): {row.message}"
                     for row in rows if not row.passed]
         entry = sub.diagnoses.get(qid)
         mistake = Misconception(entry.id, entry.description, entry.hint) if entry else None
