@@ -37,9 +37,14 @@ the plan the start-up probe found, or it refuses to run the notebook):
   drops to a dedicated uid ``61000 + slot`` with no capabilities and ``no_new_privs``, and
   installs the seccomp filter (no keyring, ptrace, mount, new namespaces, bpf, perf, io_uring,
   or new sockets). Not root: the same, inside a user namespace, keeping the grader's uid.
-* **without namespaces or bubblewrap** the Sandbox refuses with a one-line reason, unless
-  ``allow_weak_isolation=True``: then sessions get only the rlimits, the filter and a private
-  working folder under the real ``/tmp``; ``isolation["weak"]`` says why.
+* **without namespaces or bubblewrap** (a container under Docker's default seccomp profile, an
+  unprivileged pod) the Sandbox refuses with a one-line reason, unless
+  ``allow_weak_isolation=True``: then sessions get the rlimits, the system-call filter (where the
+  container lets a process install one), the wall-clock kill and a private working folder under
+  the real ``/tmp``; as root, also their dedicated uid, and the grader denies that uid the course,
+  its references, the submissions and its home by ACL (``acl.py``). ``isolation`` says exactly
+  what is in force: ``weak`` (why), ``uid``, ``files``, ``seccomp``, and "not isolated" for the
+  namespaces it lacks.
 
 On timeout or garbage the grader SIGKILLs the child's tree and raises :class:`ChildDied`. If
 the zygote itself dies, the next ``open()`` restarts it once (noted in ``Sandbox.events``) and

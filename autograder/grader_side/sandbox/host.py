@@ -20,7 +20,7 @@ import time
 import weakref
 from dataclasses import asdict, dataclass
 
-from . import frames, view
+from . import acl, frames, lifecycle, view
 
 log = logging.getLogger("autograder.grader_side.sandbox")
 
@@ -156,6 +156,8 @@ class Sandbox:
         self.events: list[str] = []          # notable things, e.g. zygote restarts
         self.zygote_pid: int | None = None
         self._weak: str | None = None        # once decided: "" (strong), or why isolation is weak
+        self._protected: list[str] = []      # weak, with dedicated uids: folders denied to them (acl.py)
+        self._denied: set[int] = set()       # the uids they are denied to so far
         self._view: tuple | None = None      # bubblewrap's options and what they show
         self._lock = threading.Lock()
         self._sessions: weakref.WeakSet = weakref.WeakSet()
@@ -191,10 +193,40 @@ class Sandbox:
         if self._weak:
             self._launch(None)
             self.isolation["weak"] = self._weak
+            self._protect_files()
         elif _bwrap() is None:
             raise SandboxError("bubblewrap is gone since the sandbox started: reinstall it (make sandbox)")
         else:
             self._launch(_bwrap())
+
+    def _protect_files(self) -> None:
+        """Weak isolation sees the machine's files: with a dedicated uid per session, deny it the
+        hidden folders (the course, its references, the submissions, the grader's home) by ACL;
+        with the grader's own uid there is nothing to deny it, and ``isolation`` says so."""
+        if not self.isolation.get("uid", "").startswith("dedicated"):
+            self.isolation["files"] = "the grader's own: student code can read whatever the grader can"
+            return
+        needed = [*view.python_paths(), *self.packages.values(), self._home]
+        self._protected = acl.protected(self.hide, needed)
+        probe_uid = lifecycle.BASE_UID + _MAX_SLOT     # never a session's: only to learn the file system keeps ACLs
+        refused = [p for p in self._protected if not acl.deny(p, probe_uid) and os.lstat(p).st_mode & 0o005]
+        for p in self._protected:
+            acl.allow_again(p, probe_uid)
+        if refused:
+            raise SandboxError(f"student code could read {refused[0]} here (its file system keeps no ACLs): make the "
+                               "course, the submissions and the grader's home unreadable to other users "
+                               f"(chmod -R o-rwx {refused[0]}), or grade where namespaces are allowed")
+        self.isolation["files"] = (f"the machine's own, except {len(self._protected)} folders of the course, its "
+                                   "references, the submissions and the grader's home, denied to each session's "
+                                   "uid (ACL)")
+
+    def _deny_files_to(self, slot: int) -> None:
+        uid = lifecycle.BASE_UID + slot
+        with self._lock:
+            if self._protected and uid not in self._denied:
+                for path in self._protected:
+                    acl.deny(path, uid)
+                self._denied.add(uid)
 
     def _launch(self, bwrap: str | None) -> None:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -321,6 +353,7 @@ class Sandbox:
             raise TypeError("cells must be a list of strings (the code cells' sources)")
         if type(slot) is not int or not 0 <= slot < _MAX_SLOT:
             raise ValueError(f"slot must be an integer in [0, {_MAX_SLOT})")
+        self._deny_files_to(slot)
         reply, fds = self._ask({"op": "open", "slot": slot}, want_fds=True, restart=True)
         deadline = time.monotonic() + self.limits.timeout     # a zygote restart is not the student's time
         names = reply.get("fds") or []
@@ -331,7 +364,7 @@ class Sandbox:
         got = dict(zip(names, fds))
         session = Session(self, socket.socket(fileno=got["socket"]), reply["pid"], reply["pid1"],
                           got.get("pidfd"), got.get("pid1fd"), deadline,
-                          pid_namespace=self.isolation.get("pid", "none") != "none",
+                          pid_namespace=self.isolation.get("pid") == "namespace",
                           workdir=reply.get("workdir"))
         with self._sessions_lock:
             self._sessions.add(session)
@@ -355,6 +388,10 @@ class Sandbox:
             s.close()
         with self._lock:
             self._finalizer()
+            for uid in self._denied:
+                for path in self._protected:
+                    acl.allow_again(path, uid)
+            self._denied.clear()
         shutil.rmtree(self._home, ignore_errors=True)
 
     def __enter__(self) -> "Sandbox":

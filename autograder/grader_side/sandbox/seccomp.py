@@ -60,8 +60,14 @@ def _library():
     return lib
 
 
-def build(deny_sysv_ipc: bool) -> bytes:
-    """The filter as a classic BPF program (bytes of struct sock_filter), ready for load_seccomp."""
+# What Docker's default profile (and many unprivileged pods) refuse: new namespaces and mounts.
+NAMESPACES = ("mount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsmount", "unshare", "setns")
+
+
+def build(deny_sysv_ipc: bool, denied: tuple[str, ...] = DENIED) -> bytes:
+    """The filter as a classic BPF program (bytes of struct sock_filter), ready for load_seccomp:
+    ``denied`` (and clone with namespace flags) fail with EPERM. ``NAMESPACES`` instead of
+    ``DENIED`` gives the filter of a container that refuses namespaces, to test the sandbox there."""
     lib = _library()
     ctx = lib.seccomp_init(_ALLOW)
     if not ctx:
@@ -76,7 +82,7 @@ def build(deny_sysv_ipc: bool) -> bytes:
             if rc != 0:
                 raise OSError(-rc, f"seccomp rule for {name}: {os.strerror(-rc)}")
 
-        for name in DENIED + (SYSV_IPC if deny_sysv_ipc else ()):
+        for name in denied + (SYSV_IPC if deny_sysv_ipc else ()):
             rule(name, _errno(errno.EPERM))
         # clone() may start threads and processes, never namespaces; clone3() hides its flags
         # in memory a filter cannot read, so it reports "not implemented" and libc uses clone().

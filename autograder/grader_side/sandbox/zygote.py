@@ -239,17 +239,20 @@ class Zygote:
         if plan["dedicated"]:
             iso["uid"] = f"dedicated uid {lifecycle.BASE_UID}+slot"
         elif os.geteuid() == 0:
-            iso["uid"] = "same uid (root: " + "; ".join(info.get("notes") or ["switching to a dedicated uid failed"]) + ")"
+            iso["uid"] = "the grader's own uid 0 (root: " + "; ".join(
+                info.get("notes") or ["switching to a dedicated uid failed"]) + ")"
         else:
-            iso["uid"] = "same uid (not root)"
+            iso["uid"] = (f"the grader's own uid {os.geteuid()} (not root: a dedicated uid per session needs root"
+                          + (", so sessions run in a user namespace of their own)" if ns else ")"))
         if ns:
             iso["network"] = "namespace" if info.get("loopback") == "down" else "namespace (loopback is up)"
         else:
-            iso["network"] = "none"
-        iso["filesystem"] = "allowlist (bubblewrap) + private /tmp" if ns else "none"
-        iso["pid"] = "namespace" if ns else "none"
+            iso["network"] = "not isolated" + ("; new sockets denied by the filter" if plan["seccomp"] else "")
+        iso["filesystem"] = "allowlist (bubblewrap) + private /tmp" if ns else \
+            "not isolated: the machine's own files, a private working folder"
+        iso["pid"] = "namespace" if ns else "not isolated: other processes are visible"
         iso["ipc"] = "namespace, SysV shared memory within the memory limit" if plan["ipc_limits"] else \
-            ("namespace, SysV shared memory denied" if ns else "none")
+            ("namespace, SysV shared memory denied" if ns else "not isolated")
         iso["seccomp"] = "keyring, tracing, mounts, namespaces, bpf, perf, io_uring, sockets denied" \
             if plan["seccomp"] else "none"
         lim = self.ctx.limits

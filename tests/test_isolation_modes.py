@@ -1,0 +1,141 @@
+"""The sandbox where courses grade: as a TA who is not root, and in a container that refuses
+namespaces (a filter that denies them, as Docker's default profile does).
+
+Each run is a real `course autograde` in its own process, on a class of an honest student and a
+spy whose B8 is right only if it can read none of the course, its hidden references or a
+classmate's notebook. Each run says which isolation it used; the spy reads nothing in either.
+The runs see the machine through a bubblewrap view in which the Python installation is
+searchable by other users (on this machine it lives under /root), as it is on a TA's machine or
+in a container image.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder.grader_side.assignment import REPO, Assignment, solved
+from autograder.grader_side.sandbox import acl
+
+pytestmark = pytest.mark.slow
+
+SPY = '''
+def _readable(path):
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+        return True
+    except OSError:
+        return False
+
+
+_LEAKS = [p for p in {paths!r} if _readable(p)]
+if _LEAKS:                                 # a wrong count: B8's points say whether anything leaked
+    def count_parameters(config):
+        return {{}}
+'''
+DENY_NAMESPACES = ("import sys\n"
+                   "from autograder.grader_side.sandbox import seccomp, syscalls\n"
+                   "syscalls.load_seccomp(seccomp.build(False, seccomp.NAMESPACES))\n"
+                   "from autograder import cli\n"
+                   "sys.exit(cli.main(sys.argv[1:]))\n")
+
+
+def _python_view() -> list[str]:
+    """bubblewrap options: the machine as it is, with the Python installation searchable by anyone."""
+    base = os.path.realpath(sys.base_prefix)
+    options, parent = ["--dev-bind", "/", "/"], Path(base)
+    hidden = next((p for p in [parent, *parent.parents] if p != Path("/") and not os.stat(p).st_mode & 0o001), None)
+    if hidden is not None:
+        options += ["--tmpfs", str(hidden), "--ro-bind", base, base]
+        for folder in Path(base).parents:
+            if folder == hidden.parent:
+                break
+            options += ["--chmod", "0755", str(folder)]
+    return options
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory):
+    if not shutil.which("bwrap") or not shutil.which("setpriv"):
+        pytest.skip("needs bubblewrap and setpriv")
+    if os.geteuid() != 0:
+        pytest.skip("starts its runs as root, then as another user")
+    root = tmp_path_factory.mktemp("modes")
+    a = Assignment()
+    from autograder.tooling.sampleclass import write_submission
+
+    write_submission(root / "class" / "honest", a)
+    secrets = [str(REPO / "solutions" / "reference" / "norms.py"), str(REPO / "nbgrader_config.py"),
+               str(root / "class" / "honest" / a.name / "build.ipynb")]
+    b8 = solved(next(c.source for c in a.cells("build") if c.grade_id == "B8_code"))
+    write_submission(root / "class" / "spy", a, edits={"B8_code": b8 + SPY.format(paths=secrets)})
+    for path in root.parents:                       # the other user reaches the class and writes results
+        if path != Path("/"):
+            os.chmod(path, os.stat(path).st_mode | 0o005)
+    os.chmod(root, 0o777)
+    for path in root.rglob("*"):
+        os.chmod(path, os.stat(path).st_mode | 0o005)
+    return root
+
+
+def _run(classroom: Path, name: str, wrapper: list[str], *flags: str, view: bool = True):
+    out = classroom / f"{name}.json"
+    command = [*(["bwrap", *_python_view(), "--"] if view else []), *wrapper, "autograde", "transformer-block", "--submissions",
+               str(classroom / "class"), "--out", str(out), "--workers", "1", "--no-gradebook", "--timeout", "30",
+               *flags]
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "HOME": str(classroom), "PYTHONDONTWRITEBYTECODE": "1"})
+    return done, (json.loads(out.read_text()) if out.exists() else {})
+
+
+def test_a_ta_who_is_not_root_gets_namespaces_and_the_spy_reads_nothing(classroom):
+    nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", sys.executable, "-m",
+              "autograder.cli"]
+    done, results = _run(classroom, "not-root", nobody)
+    assert done.returncode == 0, done.stderr[-2000:]
+    iso = results["isolation"]
+    assert "weak" not in iso and iso["pid"] == "namespace" and iso["filesystem"].startswith("allowlist")
+    assert iso["uid"].startswith("the grader's own uid 65534 (not root") and "user namespace" in iso["uid"]
+    assert results["students"]["honest"]["score"] == 100.0
+    assert results["students"]["spy"]["questions"]["B8"]["score"] == 10.0
+
+
+def test_where_namespaces_are_refused_the_grader_refuses_unless_told(classroom):
+    done, results = _run(classroom, "refused", [sys.executable, "-c", DENY_NAMESPACES])
+    assert done.returncode == 2 and not results
+    assert "cannot be isolated" in done.stderr and "--allow-weak-isolation" in done.stderr
+
+
+def test_weak_isolation_as_root_uses_a_dedicated_uid_the_filter_and_acls(classroom):
+    done, results = _run(classroom, "weak", [sys.executable, "-c", DENY_NAMESPACES], "--allow-weak-isolation")
+    assert done.returncode == 0, done.stderr[-2000:]
+    iso = results["isolation"]
+    assert iso["weak"] and iso["uid"] == "dedicated uid 61000+slot"
+    assert iso["seccomp"].startswith("keyring") and iso["network"] == "not isolated; new sockets denied by the filter"
+    assert iso["pid"].startswith("not isolated") and "denied to each session's uid (ACL)" in iso["files"]
+    assert "weak isolation" in done.stderr
+    assert results["students"]["honest"]["score"] == 100.0
+    assert results["students"]["spy"]["questions"]["B8"]["score"] == 10.0, results["students"]["spy"]["flags"]
+    # What the grader denied is given back when it stops.
+    for path in (REPO / "solutions", classroom / "class"):
+        assert all(uid < 61000 for tag, _, uid in acl._read(str(path)) if tag == acl._USER), path
+
+
+def test_the_spy_does_read_what_the_grader_reads_when_nothing_stops_it(classroom):
+    """The control: where the session cannot get a uid of its own (on this machine the Python
+    installation is not searchable by other users), weak isolation says so, and the spy reads."""
+    if all(os.stat(p).st_mode & 0o001 for p in Path(os.path.realpath(sys.base_prefix)).parents):
+        pytest.skip("the Python installation is searchable by anyone here: sessions get their own uid")
+    done, results = _run(classroom, "weak-same-uid", [sys.executable, "-c", DENY_NAMESPACES],
+                         "--allow-weak-isolation", view=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    iso = results["isolation"]
+    assert iso["uid"].startswith("the grader's own uid 0") and iso["files"].startswith("the grader's own")
+    assert results["students"]["spy"]["questions"]["B8"]["score"] == 0.0
+    assert results["students"]["honest"]["score"] == 100.0
