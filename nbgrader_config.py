@@ -50,6 +50,14 @@ c.ExportApp.plugin_class = NbgraderCsvExport
 # downloaded/<assignment>/archive/ (zip archives are unpacked first). A student id may hold
 # underscores (j_smith_build.ipynb is j_smith's build.ipynb); notebook names hold none.
 c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/]+)_(?P<file_id>[^/_]+\.ipynb)$"
+# What an LMS download holds is not trusted: the course's extractor caps what comes out of an archive
+# (20 MiB a file, 1 GiB in all) and skips unsafe paths, links and archives inside archives; its
+# collector refuses student ids such as "..", or holding "/" or a control character. Each file left
+# out gets a warning and the rest of the class is collected (autograder/grader_side/collect.py).
+from autograder.grader_side.collect import CourseCollector, CourseExtractor  # noqa: E402
+
+c.ZipCollectApp.extractor_plugin = CourseExtractor
+c.ZipCollectApp.collector_plugin = CourseCollector
 
 # nbgrader's own Execute (hidden tests in the student's kernel), for comparisons only: at most two
 # minutes per cell.
