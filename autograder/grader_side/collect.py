@@ -220,11 +220,17 @@ class CourseExtractor(ExtractorPlugin):
                     self._skip(where, f"it could not be read ({type(exc).__name__}: {exc})")
 
     def _tar(self, label: str, archive: tarfile.TarFile, folder: str) -> None:
+        passed = 0   # what reaching the next member costs: a tar is read through, skipped members included
         try:
             for member in archive:
                 if self.left <= BLOCK:
                     return self._rest(label, None, None)
                 where = f"{label}: {member.name}"
+                passed += member.size
+                if passed > self.max_total_bytes:
+                    return self._skip(f"{label}: {member.name} and every member after it",
+                                      f"the archive holds more than the total cap of {_size(self.max_total_bytes)} "
+                                      "(CourseExtractor.max_total_bytes) to read through")
                 if member.isdir():
                     continue
                 if not member.isfile():
