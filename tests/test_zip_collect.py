@@ -61,6 +61,12 @@ def collected(course, tmp_path_factory):
         sym = tarfile.TarInfo("frank_build.ipynb")
         sym.type, sym.linkname = tarfile.SYMTYPE, "/etc/passwd"
         t.addfile(sym)
+        bomb = tarfile.TarInfo("tarbomb_build.ipynb")   # 5 MB of zeros: more than the total cap to read through
+        bomb.size = 5_000_000
+        t.addfile(bomb, io.BytesIO(bytes(bomb.size)))
+        late = tarfile.TarInfo("gina_build.ipynb")
+        late.size = 2
+        t.addfile(late, io.BytesIO(b"{}"))
     (archive / "carol_build.ipynb").write_bytes(_notebook(root, "build", "carol"))
     (archive / ".._concepts.ipynb").write_bytes(_notebook(root, "concepts", "dotdot"))
     with zipfile.ZipFile(archive / "z-many.zip", "w", zipfile.ZIP_DEFLATED) as z:   # past the total cap
@@ -92,9 +98,9 @@ def test_nothing_lands_outside_submitted_and_nothing_grows_past_the_caps(collect
     extracted = root / "downloaded" / ASSIGNMENT / "extracted"
     sizes = [p.stat().st_size for p in extracted.rglob("*") if p.is_file()]
     assert max(sizes) <= PER_FILE and sum(sizes) <= TOTAL, sizes
-    assert not any("bomb" in p.name or "zed" in p.name or "linky" in p.name or "frank" in p.name
+    assert not any("bomb" in p.name or "zed" in p.name or "linky" in p.name or "frank" in p.name or "gina" in p.name
                    for p in extracted.rglob("*"))
-    for bad in ("..", "ali", "mallory_x", "dan\x1b[2J", "bomb", "linky", "frank"):
+    for bad in ("..", "ali", "mallory_x", "dan\x1b[2J", "bomb", "linky", "frank", "tarbomb", "gina"):
         assert not (root / "submitted" / bad / ASSIGNMENT).exists(), bad
 
 
@@ -108,6 +114,7 @@ def test_nothing_lands_outside_submitted_and_nothing_grows_past_the_caps(collect
     ("zed_nested.zip", "an archive inside an archive"),
     ("linky_build.ipynb", "it is a link"),
     ("frank_build.ipynb", "it is a link or a special file"),
+    ("tarbomb_build.ipynb and every member after it", "more than the total cap of 4000000 bytes"),
     (".._build.ipynb", "the student id would be '..'"),
     (".._concepts.ipynb", "the student id would be '..'"),
     ("z-many.zip", "reached its total cap"),
