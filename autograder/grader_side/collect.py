@@ -8,7 +8,9 @@ trusted. :class:`CourseExtractor` unpacks ``downloaded/<assignment>/archive/`` i
 - a cap on each file's uncompressed size (``max_file_bytes``, 20 MiB: a bigger notebook is not
   graded anyway) and on the whole extraction (``max_total_bytes``, 1 GiB; each file counts at least
   a 4 KiB disk block). Sizes are counted as the bytes come out, whatever the archive claims: a
-  member that inflates past a cap is stopped there, removed and skipped;
+  member that inflates past a cap is stopped there, removed and skipped; once the total cap is
+  reached nothing more is extracted, and a tar (read through to reach each member) is read only
+  as far as the total cap;
 - a member with an absolute path or a ``..`` in it (``/`` and ``\\`` both count as separators), a
   member inside a folder of the archive (a ``/`` in an uploaded name would otherwise give the file
   to whoever the part after it names; ``member_folders`` allows them for a ``named_regexp`` that
@@ -20,7 +22,7 @@ trusted. :class:`CourseExtractor` unpacks ``downloaded/<assignment>/archive/`` i
 :class:`CourseCollector` reads each extracted file's name with nbgrader's ``named_regexp`` and then
 refuses a student id that is empty, ``.`` or ``..``, hidden (a leading ``.``), holds ``/``, ``\\``, a
 control character or one of ``[ ] * ?`` (nbgrader's own commands read those as patterns), or does not
-fit a folder name; a notebook name that is absolute or holds ``..``; a time that is not a time; a
+fit a folder name; a notebook name that is absolute or holds ``..``; a time that does not parse; a
 second file for the same notebook of the same student when neither has a time (nbgrader would stop
 the whole collection there).
 
