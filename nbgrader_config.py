@@ -23,7 +23,7 @@ c.OverwriteCells.add_missing_cells = True
 
 # nbgrader autograde: the sandbox instead of the student's kernel; at most a minute per notebook.
 # A graded cell a submission made up is forgotten before nbgrader reads the notebook.
-from autograder.grader_side.nbgrader_execute import AUTOGRADE, SANITIZE  # noqa: E402
+from autograder.grader_side.nbgrader_execute import AUTOGRADE, SANITIZE, SubmittedNotebookExporter  # noqa: E402
 
 # nbgrader's gradebook trips SQLAlchemy's autoflush notes on every new submission: harmless, and
 # a screen of them per student in the TA's terminal.
@@ -36,6 +36,10 @@ warnings.filterwarnings("ignore", category=SAWarning, module="nbgrader")
 c.Autograde.sanitize_preprocessors = SANITIZE
 c.Autograde.autograde_preprocessors = AUTOGRADE
 c.SandboxExecute.timeout = 60.0
+# The submitted notebook is read by the course's one rule (no link at any depth below submitted/, a
+# regular file of at most 20 MiB): a refused one is graded 0 and autograded/ gets the course's own
+# cells with the reason, never what a link points at (autograder/grader_side/submitted.py).
+c.Autograde.exporter_class = SubmittedNotebookExporter
 
 # nbgrader export: the same CSV, with names and ids that look like spreadsheet formulas made harmless.
 from autograder.reports.exports import NbgraderCsvExport  # noqa: E402
@@ -46,6 +50,14 @@ c.ExportApp.plugin_class = NbgraderCsvExport
 # downloaded/<assignment>/archive/ (zip archives are unpacked first). A student id may hold
 # underscores (j_smith_build.ipynb is j_smith's build.ipynb); notebook names hold none.
 c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/]+)_(?P<file_id>[^/_]+\.ipynb)$"
+# What an LMS download holds is not trusted: the course's extractor caps what comes out of an archive
+# (20 MiB a file, 1 GiB in all) and skips unsafe paths, links and archives inside archives; its
+# collector refuses student ids such as "..", or holding "/" or a control character. Each file left
+# out gets a warning and the rest of the class is collected (autograder/grader_side/collect.py).
+from autograder.grader_side.collect import CourseCollector, CourseExtractor  # noqa: E402
+
+c.ZipCollectApp.extractor_plugin = CourseExtractor
+c.ZipCollectApp.collector_plugin = CourseCollector
 
 # nbgrader's own Execute (hidden tests in the student's kernel), for comparisons only: at most two
 # minutes per cell.

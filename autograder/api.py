@@ -69,11 +69,14 @@ PRELOAD = ("numpy", "torch", "matplotlib.pyplot")
 
 
 def find_submissions(folder: Path) -> dict[str, Path]:
-    """Student id -> folder, for every sub-folder of ``folder``."""
+    """Student id -> folder, for every sub-folder of ``folder`` (``grader_side.submitted``, the one
+    reader: a student's folder that is a link is listed, to be graded 0 with the reason)."""
+    from autograder.grader_side import submitted
+
     if not folder.is_dir():
         raise CourseError(f"no submissions folder {folder}: pass --submissions DIR "
                           "(holding <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb)")
-    return {p.name: p for p in sorted(folder.iterdir()) if p.is_dir() and not p.name.startswith(".")}
+    return submitted.students(folder)
 
 
 def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
@@ -171,10 +174,10 @@ def limits(timeout: float):
     return Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
 
 
-def grade_safely(student, folder, env) -> dict:
+def grade_safely(student, folder, env, refused=None) -> dict:
     """One task; a bug in the grader fails this student with its reason, not the batch."""
     try:
-        return pipeline.grade(student, folder, env)
+        return pipeline.grade(student, folder, env, refused)
     except Exception as exc:
         return StudentResult("grader-error", 0.0, env.assignment.max_score,
                              reason=f"the grader could not grade this submission: "

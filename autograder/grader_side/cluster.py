@@ -103,18 +103,22 @@ def claim_slots(count: int) -> dict[int, object]:
     raise CourseError(f"every sandbox slot in {SLOTS} is taken: stop other graders on this machine")
 
 
-def grade_task(plugin: str, student: str, files: dict[str, bytes]) -> dict:
-    """Run on a worker: grade one submission given as its files; returns its result."""
+def grade_task(plugin: str, student: str, files: dict[str, bytes | str]) -> dict:
+    """Run on a worker: grade one submission given as its files (a notebook the sending grader
+    refused to read comes as the reason, a str); returns its result."""
     from autograder.api import grade_safely
 
     grader = get_worker().plugins[plugin]
+    refused = {Path(name).stem: data for name, data in files.items() if isinstance(data, str)}
     with tempfile.TemporaryDirectory(dir=grader.root / "submissions") as tmp:
         folder = Path(tmp) / "submission"
+        folder.mkdir()
         for name, data in files.items():
-            path = folder / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-        return grade_safely(student, folder, grader.env)
+            if isinstance(data, bytes):
+                path = folder / name
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+        return grade_safely(student, folder, grader.env, refused)
 
 
 def isolation_of(plugin: str, dask_worker=None) -> dict:
@@ -132,18 +136,25 @@ def course_files(a) -> dict[str, bytes]:
     return files
 
 
-def submission_files(a, folder: Path) -> dict[str, bytes]:
-    """The notebooks the grader looks for in a student's folder (``pipeline.locate``), by path
-    inside it; one over the reader's size limit travels cut just past it, to be refused there."""
-    from autograder.grader_side.pipeline.read import MAX_BYTES
+def submission_files(a, folder: Path) -> dict[str, bytes | str]:
+    """The notebooks of a student's folder as the one reader reads them (``grader_side.submitted``),
+    by path inside it; one it refuses (a link, not a regular file, over the size cap) travels as
+    the reason, under ``<notebook>.ipynb``, and a missing one not at all."""
+    from autograder.grader_side import submitted
 
     files = {}
     for notebook in a.notebooks:
-        for name in (f"{notebook}.ipynb", f"{a.name}/{notebook}.ipynb"):
-            path = folder / name
-            if path.is_file():
-                with open(path, "rb") as f:
-                    files[name] = f.read(MAX_BYTES + 1)
+        try:
+            parts = submitted.find(folder, submitted.layouts(a.name, f"{notebook}.ipynb"))
+        except submitted.Missing:
+            continue
+        except submitted.Refused as exc:   # the reason pipeline.locate gives
+            files[f"{notebook}.ipynb"] = str(exc)
+            continue
+        try:
+            files["/".join(parts)] = submitted.read(folder, parts)
+        except submitted.Refused as exc:   # the reason pipeline.read gives
+            files[f"{notebook}.ipynb"] = f"{notebook}.ipynb could not be read: {exc}"
     return files
 
 

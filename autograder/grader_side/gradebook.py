@@ -34,12 +34,11 @@ from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutp
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import IntegrityError, SAWarning
 
+from autograder.grader_side import nbgrader_execute, submitted
 from autograder.grader_side.assignment import Assignment, CourseError
-from autograder.grader_side import nbgrader_execute
 from autograder.grader_side.lent_gradebook import Source, lent
 from autograder.grader_side.nbgrader_execute import MarkForReview, SaveAutoGrades, write_outcomes
 from autograder.grader_side.pipeline import Outcome
-from autograder.grader_side.pipeline.read import MAX_BYTES
 from autograder.student_side.checks import quoted
 
 # nbgrader's Autograde.sanitize_preprocessors, and its autograde_preprocessors after execution
@@ -123,7 +122,8 @@ class Recorder:
             notes.append("this student id holds a line break, a control character or one of [ ] * ?: nbgrader's "
                          "own autograde and generate_feedback stop at such a folder, or skip it; rename it and "
                          "grade again")
-        when, unread = _timestamp(folder, self.name)
+        kept, refused = submitted.bookkeeping(folder, self.name)   # timestamp.txt, submission_secret.txt
+        when, unread = _timestamp(kept, refused)
         if unread:
             notes.append(f"timestamp.txt is not a time ({unread}): recorded without a submission time, so no late "
                          "penalty applies; check when it was handed in")
@@ -147,8 +147,8 @@ class Recorder:
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
-        for path in _bookkeeping(folder, self.name):
-            shutil.copy(path, dest / path.name)
+        for file, data in kept.items():
+            (dest / file).write_bytes(data)
         for notebook, nb in graded.items():
             nbformat.write(nb, dest / f"{notebook}.ipynb")
 
@@ -165,7 +165,7 @@ class Recorder:
         graded, unprocessed = {}, []
         with lent(gb, self.source):
             for notebook in self.source.notebooks:
-                nb = _read(folder, self.name, notebook)
+                nb = _read(folder, self.assignment, notebook)
                 resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
                                                                   "notebook": notebook, "db_url": db_url}}
                 try:
@@ -196,48 +196,37 @@ class Recorder:
 UNMATCHABLE = re.compile(r"[\x00-\x1f\x7f\[\]*?]")
 
 
-# nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback
-# commands read back from autograded/.
-BOOKKEEPING = ("timestamp.txt", "submission_secret.txt")
-
-
-def _bookkeeping(folder: Path, name: str) -> list[Path]:
-    found = []
-    for base in (folder, folder / name):
-        for file in BOOKKEEPING:
-            path = base / file
-            if path.is_file() and not path.is_symlink() and path.stat().st_size < 1000:
-                found.append(path)
-    return found
-
-
-def _timestamp(folder: Path, name: str) -> tuple:
+def _timestamp(kept: dict[str, bytes], refused: dict[str, str]) -> tuple:
     """(when the submission was made, from its timestamp.txt as nbgrader's collect writes it, or
     None; why a timestamp.txt could not be read, or ""). It may come from the student's side of the
     exchange, so anything that is not a time is only reported."""
-    for path in _bookkeeping(folder, name):
-        if path.name == "timestamp.txt":
-            text = path.read_text(errors="replace").strip()
-            try:
-                when = parse_utc(text)
-            except Exception:
-                when = None
-            return (when, "") if when else (None, quoted(text[:40]) if text else "it is empty")
-    if any(os.path.lexists(base / "timestamp.txt") for base in (folder, folder / name)):
+    if "timestamp.txt" in kept:
+        text = kept["timestamp.txt"].decode("utf-8", errors="replace").strip()
+        try:
+            when = parse_utc(text)
+        except Exception:
+            when = None
+        return (when, "") if when else (None, quoted(text[:40]) if text else "it is empty")
+    if "timestamp.txt" in refused:
         return None, "it is not a plain file of under 1000 bytes"
     return None, ""
 
 
-def _read(folder: Path, name: str, notebook: str):
-    for path in (folder / f"{notebook}.ipynb", folder / name / f"{notebook}.ipynb"):
-        if path.is_file() and not path.is_symlink():
-            if path.stat().st_size > MAX_BYTES:
-                return None
-            try:
-                return nbformat.read(path, as_version=4)
-            except Exception:   # not a notebook: the results already say why
-                return None
-    return None
+def _read(folder: Path, a: Assignment, notebook: str):
+    """The student's notebook, read by the one reader's rule; for one it refuses (a link, not a
+    regular file, over the size cap), the course's released notebook with the reason on top, so
+    nothing but the course's cells reaches autograded/ and feedback; None when it is missing or not
+    a notebook (the results already say why)."""
+    try:
+        data = submitted.notebook(folder, a.name, notebook)
+    except submitted.Missing:
+        return None
+    except submitted.Refused as exc:
+        return nbgrader_execute.placeholder(a, notebook, str(exc))
+    try:
+        return nbformat.reads(data.decode("utf-8"), as_version=4)
+    except Exception:
+        return None
 
 
 _LOCK_KEY = 0x636F75727365   # "course": one advisory lock shared by every grader of the database

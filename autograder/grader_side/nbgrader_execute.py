@@ -21,12 +21,15 @@ import atexit
 import functools
 import json
 import os
+import re
 import threading
 from logging import WARNING
 from pathlib import Path
 from types import SimpleNamespace
 
 import jsonschema
+import nbformat
+from nbconvert.exporters import NotebookExporter
 from nbconvert.preprocessors import ClearMetadataPreprocessor
 from nbconvert.preprocessors.sanitize import SanitizeHTML
 from nbformat.notebooknode import NotebookNode
@@ -39,6 +42,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, ClearOutput, Deduplicat
                                     LimitOutput, NbGraderPreprocessor, OverwriteKernelspec)
 from traitlets import Bool, Float
 
+from autograder.grader_side import submitted
 from autograder.grader_side.lent_gradebook import one_transaction
 
 # The ``ename`` of a test cell's error output (nbgrader scores any error output 0).
@@ -55,9 +59,9 @@ class SandboxExecute(NbGraderPreprocessor):
         coursedir = _coursedir(self)
         root = Path(coursedir.root)
         submitted = Path(coursedir.format_path(coursedir.submitted_directory, ".", "."))
-        folder = Path(coursedir.format_path(coursedir.submitted_directory, info["student"], info["assignment"]))
+        folder = _student_folder(coursedir, info["student"])
         outcomes, flags, to_review = grade_notebook(info["student"], folder, info["assignment"], info["notebook"],
-                                                    root, self.timeout, hide=(submitted,))
+                                                    root, self.timeout, hide=(submitted,), nbgrader_only=True)
         for flag in flags:
             self.log.warning("%s: %s", info["student"], flag)
         review = write_outcomes(nb, outcomes, _assignment(info["assignment"], root), info["notebook"])
@@ -235,6 +239,86 @@ def _coursedir(pp) -> CourseDirectory:
     return found if isinstance(found, CourseDirectory) else CourseDirectory(config=pp.config)
 
 
+# ---- what nbgrader reads of a submission: the one reader's rule ------------------------------
+
+class SubmittedNotebookExporter(NotebookExporter):
+    """``nbgrader autograde``'s exporter (``Autograde.exporter_class``). In its sanitizing pass, where
+    nbgrader reads the submitted file, the notebook is read by the one reader's rule
+    (``grader_side.submitted``: no link at any depth below submitted/, a regular file of at most
+    20 MiB); one it refuses becomes the course's released notebook with the reason on top, so a
+    linked classmate's notebook never reaches this student's autograded/ copy or feedback. And what
+    nbgrader itself took through a link before that (the other files of the assignment folder it
+    copies into autograded/, the submission time in timestamp.txt) is taken back."""
+
+    def from_filename(self, filename, resources=None, **kw):
+        converter = self.parent
+        info = (resources or {}).get("nbgrader")
+        coursedir = getattr(converter, "coursedir", None)
+        if not (info and getattr(converter, "_sanitizing", False) and isinstance(coursedir, CourseDirectory)):
+            return super().from_filename(filename, resources, **kw)   # nbgrader's own autograded/ copy
+        student, name, notebook = info["student"], info["assignment"], info["notebook"]
+        folder = _student_folder(coursedir, student)
+        keep_own_files(coursedir, student, name, info["db_url"])
+        try:
+            data = submitted.notebook(folder, name, notebook, nbgrader_only=True)
+        except submitted.Refused as exc:
+            self.log.warning("%s: %s: graded 0, with the course's own cells in autograded/", student, exc)
+            nb = placeholder(_assignment(name, Path(coursedir.root)), notebook, str(exc))
+        else:
+            nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+        resources.setdefault("metadata", {}).update(name=notebook, path=os.path.dirname(filename))
+        return self.from_notebook_node(nb, resources, **kw)
+
+
+def keep_own_files(coursedir: CourseDirectory, student: str, name: str, db_url: str) -> None:
+    """Undo what ``nbgrader autograde`` took through a link for this student before any notebook
+    is read: it copies every other file of submitted/<student>/<assignment>/ into autograded/
+    following links (a linked folder is a classmate's), and takes the submission time from its
+    timestamp.txt the same way. Each copy whose original breaks the one reader's rule is removed
+    (unless the course's own file took its place), and such a time is forgotten."""
+    source = coursedir.format_path(coursedir.submitted_directory, student, name)
+    dest = Path(coursedir.format_path(coursedir.autograded_directory, student, name))
+    folder = _student_folder(coursedir, student)
+    course = coursedir.format_path(coursedir.source_directory, ".", name)
+    ignore = list(coursedir.ignore) + ["*.ipynb"]
+    ours = {os.path.relpath(f, course) for f in utils.find_all_files(course, ignore)}
+    for path in utils.find_all_files(source, ignore):
+        rel = os.path.relpath(path, source)
+        if rel not in ours and not submitted.within_rule(folder, (name, *Path(rel).parts)):
+            copy = dest / rel
+            if copy.is_file() or copy.is_symlink():
+                copy.unlink()
+    for here, dirs, files in os.walk(dest, topdown=False):
+        if here != str(dest) and not dirs and not files:
+            os.rmdir(here)
+    if os.path.lexists(os.path.join(source, "timestamp.txt")) and \
+            not submitted.within_rule(folder, (name, "timestamp.txt")):
+        with Gradebook(db_url) as gb:
+            submission = gb.find_submission(name, student)
+            if submission.timestamp is not None:
+                submission.timestamp = None
+                gb.db.commit()
+
+
+def placeholder(a, notebook: str, reason: str) -> NotebookNode:
+    """What autograded/ gets for a submitted notebook the grader refused to read: the course's
+    released notebook (the cells the student was given), the reason in a cell on top."""
+    nb = nbformat.read(a.release_dir / f"{notebook}.ipynb", as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_markdown_cell(f"**Not graded:** {_markdown_text(reason)}"))
+    return nb
+
+
+def _markdown_text(text: str) -> str:
+    """``text`` shown as itself in markdown: control characters replaced, markup characters escaped."""
+    text = re.sub(r"[\x00-\x1f\x7f-\x9f]", "?", text)
+    return re.sub(r"([\\`*_{}\[\]()#+\-!<>|~&])", r"\\\1", text)
+
+
+def _student_folder(coursedir: CourseDirectory, student: str) -> Path:
+    """submitted/<student>: where the one reader's rule starts (nbgrader's default layout)."""
+    return Path(coursedir.format_path(coursedir.submitted_directory, student, "."))
+
+
 # ---- grading one notebook, in one warm sandbox per process -------------------------------------
 
 _lock = threading.Lock()
@@ -245,8 +329,9 @@ SLOT = 1000 + os.getpid() % 3000
 
 
 def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, root: Path, timeout: float,
-                   hide=()) -> tuple[dict, list[str], dict]:
-    """(check id -> Outcome, flags, question id -> why a TA should look) for one notebook of the submission in ``folder``: the pipeline's
+                   hide=(), nbgrader_only: bool = False) -> tuple[dict, list[str], dict]:
+    """(check id -> Outcome, flags, question id -> why a TA should look) for one notebook of the submission in ``folder``
+    (the student's folder; with ``nbgrader_only``, its notebooks are in nbgrader's ``<assignment>/``): the pipeline's
     steps up to and including the judging of forbidden routes, on an assignment of that one notebook."""
     from autograder.grader_side import pipeline
     from autograder.grader_side.assignment import Assignment
@@ -254,7 +339,7 @@ def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, r
 
     env = pipeline.Env(Assignment(assignment, root, (notebook,)), _sandbox(root, timeout, hide), 0)
     env.slots.put(SLOT)
-    sub = pipeline.Submission(student, folder)
+    sub = pipeline.Submission(student, folder, nbgrader_only=nbgrader_only)
     for step in pipeline.STEPS[: pipeline.STEPS.index(routes.run) + 1]:
         step(sub, env)
     return sub.outcomes, sub.flags, sub.to_review

@@ -34,9 +34,11 @@ STEPS = (
 )
 
 
-def grade(student: str, folder: Path, env: Env) -> dict:
-    """Grade the submission in ``folder``; never raises for anything the submission contains."""
-    sub = Submission(student, Path(folder))
+def grade(student: str, folder: Path, env: Env, refused: dict[str, str] | None = None) -> dict:
+    """Grade the submission in ``folder``; never raises for anything the submission contains.
+    ``refused``: notebook -> why it was not read, for notebooks refused before (on the cluster, by
+    the grader that sent the files)."""
+    sub = Submission(student, Path(folder), problems=dict(refused or {}))
     for step in STEPS:
         step(sub, env)
     return sub.result

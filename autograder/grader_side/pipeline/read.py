@@ -2,17 +2,15 @@
 
 A submission file may be anything: empty, truncated, not JSON, JSON of the wrong shape, huge,
 a link, a device. Each of those becomes a one-line reason for that notebook; nothing here
-raises. The file is opened without following links, must be a regular file, and its size is
-checked before a byte of it is read.
+raises. The file is read by the one reader (``grader_side.submitted``): opened without following
+links, a regular file, its size checked before a byte of it is read.
 """
-import errno
 import json
-import os
-import stat
 
+from autograder.grader_side import submitted
 from autograder.grader_side.pipeline.submission import Cell
+from autograder.grader_side.submitted import MAX_BYTES
 
-MAX_BYTES = 20 * 1024 * 1024
 # JSON values a notebook may hold ("[", "{" and ","): each becomes a Python object many times
 # its size in the file, so a file of tiny values would cost the grader far more than MAX_BYTES.
 MAX_VALUES = 1_000_000
@@ -23,56 +21,20 @@ class NotANotebook(ValueError):
 
 
 def run(sub, env):
-    for notebook, path in sub.paths.items():
+    for notebook, parts in sub.paths.items():
         try:
-            sub.cells[notebook] = parse(read_file(sub.folder, path.relative_to(sub.folder).parts))
+            sub.cells[notebook] = parse(read_file(sub.folder, parts))
         except (NotANotebook, OSError) as exc:
             sub.problems[notebook] = f"{notebook}.ipynb could not be read: {exc}"
 
 
 def read_file(folder, parts, limit: int = MAX_BYTES) -> bytes:
-    """The bytes of ``folder/parts...``, never through a link; NotANotebook when it is not a
-    regular file of at most ``limit`` bytes."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+    """The bytes of ``folder/parts...`` by the one reader's rule (``grader_side.submitted``);
+    NotANotebook when it is not a regular file of at most ``limit`` bytes reached without a link."""
     try:
-        fd = os.open(folder, flags | os.O_DIRECTORY)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-            raise NotANotebook("the submission's folder is a link; submit the folder itself") from None
-        raise
-    try:
-        for i, part in enumerate(parts):
-            last = i == len(parts) - 1
-            try:
-                nxt = os.open(part, flags | (os.O_NONBLOCK if last else os.O_DIRECTORY), dir_fd=fd)
-            except OSError as exc:
-                if exc.errno in (errno.ELOOP, errno.ENOTDIR) and _is_link(part, fd):
-                    raise NotANotebook(f"{part} is a link; submit the notebook file itself") from None
-                raise NotANotebook(f"{part}: {exc.strerror or exc}") from None
-            os.close(fd)
-            fd = nxt
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotANotebook("it is not a regular file")
-        if info.st_size > limit:
-            raise NotANotebook(f"it is {info.st_size // 2**20} MiB, over the {limit // 2**20} MiB limit")
-        chunks, left = [], limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _is_link(name: str, dir_fd: int) -> bool:
-    try:
-        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
-    except OSError:
-        return False
+        return submitted.read(folder, tuple(parts), limit)
+    except submitted.Refused as exc:
+        raise NotANotebook(str(exc)) from None
 
 
 def parse(data: bytes) -> list[Cell]:

@@ -34,7 +34,8 @@ class Outcome:
 class Submission:
     student: str
     folder: Path
-    paths: dict = field(default_factory=dict)       # notebook -> Path of the submitted file
+    nbgrader_only: bool = False                     # notebooks only in nbgrader's <assignment>/ folder
+    paths: dict = field(default_factory=dict)       # notebook -> its path in the folder, as parts
     cells: dict = field(default_factory=dict)       # notebook -> [Cell]
     problems: dict = field(default_factory=dict)    # notebook -> why it cannot be graded (one line)
     flags: list = field(default_factory=list)       # what the TA should look at (tampering, crashes)

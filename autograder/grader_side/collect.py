@@ -1,0 +1,378 @@
+"""``nbgrader zip_collect`` by the course's rules: the extractor and file-name collector plugins
+that the course's ``nbgrader_config.py`` sets (``ZipCollectApp.extractor_plugin`` and
+``collector_plugin``).
+
+An LMS download holds what students named and what an archive says about itself; neither is
+trusted. :class:`CourseExtractor` unpacks ``downloaded/<assignment>/archive/`` into ``extracted/``:
+
+- a cap on each file's uncompressed size (``max_file_bytes``, 20 MiB: a bigger notebook is not
+  graded anyway) and on the whole extraction (``max_total_bytes``, 1 GiB; each file counts at least
+  a 4 KiB disk block). Sizes are counted as the bytes come out, whatever the archive claims: a
+  member that inflates past a cap is stopped there, removed and skipped; once the total cap is
+  reached nothing more is extracted, and a tar (read through to reach each member) is read only
+  as far as the total cap;
+- a member with an absolute path or a ``..`` in it (``/`` and ``\\`` both count as separators), a
+  member inside a folder of the archive (a ``/`` in an uploaded name would otherwise give the file
+  to whoever the part after it names; ``member_folders`` allows them for a ``named_regexp`` that
+  reads the folder), a link, a device, an archive inside an archive (it came from a student), a
+  name with a control character: each is skipped;
+- only zip and tar archives (``ExtractorPlugin.zip_ext`` says which names are archives); a plain
+  file is copied under the same caps, never through a link.
+
+:class:`CourseCollector` reads each extracted file's name with nbgrader's ``named_regexp`` and then
+refuses a student id that is empty, ``.`` or ``..``, hidden (a leading ``.``), holds ``/``, ``\\``, a
+control character or one of ``[ ] * ?`` (nbgrader's own commands read those as patterns), or does not
+fit a folder name; a notebook name that is absolute or holds ``..``; a time that does not parse; a
+second file for the same notebook of the same student when neither has a time (nbgrader would stop
+the whole collection there).
+
+Everything skipped gets one warning naming the file and why, and a summary at the end; the rest
+of the class is collected. Nothing skipped stops the collection.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import tarfile
+import zipfile
+
+from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
+from nbgrader.utils import parse_utc
+from traitlets import Bool, Integer
+
+from autograder.grader_side.submitted import MAX_BYTES
+
+BLOCK = 4096
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_PATTERN = re.compile(r"[\[\]*?]")
+
+
+def shown(name: str) -> str:
+    """A name as a warning may print it: control characters (which a terminal would obey) escaped."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
+
+
+def member_parts(name: str) -> tuple[list[str], str]:
+    """(the folders and file name an archive member's path names, or []; why it is not extracted, or "")."""
+    if _CONTROL.search(name):
+        return [], "its name holds a control character"
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
+        return [], "it has an absolute path"
+    pieces = re.split(r"[/\\]", name)
+    if ".." in pieces:
+        return [], "its path holds '..' (it would land outside the extracted folder)"
+    parts = [p for p in pieces if p not in ("", ".")]
+    return (parts, "") if parts else ([], "it has no name")
+
+
+def student_id_problem(sid) -> str:
+    """Why ``sid`` cannot be a student id (a folder in submitted/), or ""."""
+    if not isinstance(sid, str) or not sid.strip():
+        return "the student id is empty"
+    if sid in (".", ".."):
+        return f"the student id would be {sid!r}, a folder outside the student's own"
+    if sid.startswith("."):
+        return "the student id starts with '.': a hidden folder, which the graders skip"
+    if "/" in sid or "\\" in sid:
+        return "the student id holds a '/' or '\\': it would be a folder inside another"
+    if _CONTROL.search(sid):
+        return "the student id holds a control character"
+    if _PATTERN.search(sid):
+        return "the student id holds one of [ ] * ?, which nbgrader's own commands read as a pattern"
+    if len(sid.encode("utf-8", errors="replace")) > 255:
+        return "the student id is too long for a folder name"
+    return ""
+
+
+def file_id_problem(fid) -> str:
+    """Why ``fid`` cannot name a submitted file inside the student's assignment folder, or ""."""
+    if not isinstance(fid, str) or not fid.strip():
+        return "the notebook name is empty"
+    parts, why = member_parts(fid)
+    if why:
+        return f"the notebook name is refused: {why}"
+    if "\\" in fid:
+        return "the notebook name holds a '\\'"
+    if any(len(p.encode("utf-8", errors="replace")) > 255 for p in parts):
+        return "the notebook name is too long for a file name"
+    return ""
+
+
+def _rejected_list(app) -> list:
+    """The list of what this run of zip_collect skipped, shared by the two plugins (kept on the app,
+    whose ``process_extracted_files`` then ends with the summary)."""
+    if app is None or not hasattr(app, "process_extracted_files"):
+        return []
+    if not hasattr(app, "_course_rejected"):
+        app._course_rejected = []
+        start = app.process_extracted_files
+
+        def process_extracted_files():   # nbgrader's, then the summary of everything skipped
+            start()
+            _summary(app)
+        app.process_extracted_files = process_extracted_files
+    return app._course_rejected
+
+
+def _summary(app) -> None:
+    rejected = app._course_rejected
+    if rejected:
+        names = ", ".join(rejected[:20]) + (f" and {len(rejected) - 20} more" if len(rejected) > 20 else "")
+        app.log.warning("zip_collect left out %d file(s), each named in a warning above: %s", len(rejected), names)
+
+
+class _Full(Exception):
+    """The extraction reached its total cap: nothing more is extracted."""
+
+
+class CourseExtractor(ExtractorPlugin):
+    """nbgrader's extractor with caps on what comes out and no unsafe path, link or nested archive."""
+
+    max_file_bytes = Integer(MAX_BYTES, help="Largest uncompressed size of one extracted file, in bytes").tag(config=True)
+    max_total_bytes = Integer(1 << 30, help="Largest size of everything extracted in one run, in bytes (each "
+                                            "file counts at least 4 KiB)").tag(config=True)
+    member_folders = Bool(False, help="Extract archive members inside folders (only for a named_regexp that "
+                                      "takes the student id from the folder)").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.rejected = _rejected_list(self.parent)
+
+    def extract(self, archive_path: str, extracted_path: str) -> None:
+        self.left = self.max_total_bytes
+        self.root = os.path.realpath(extracted_path)
+        if not os.listdir(archive_path):
+            self.log.warning("No files found in directory: %s", archive_path)
+            return
+        for here, dirs, files in os.walk(archive_path):
+            dirs.sort()
+            rel = os.path.relpath(here, archive_path)
+            to = os.path.normpath(os.path.join(extracted_path, rel))
+            for name in sorted(dirs):
+                if os.path.islink(os.path.join(here, name)):
+                    self._skip(os.path.normpath(os.path.join(rel, name)), "it is a link: put the folder itself there")
+            for name in sorted(files):
+                self._one(os.path.join(here, name), os.path.normpath(os.path.join(rel, name)), to)
+        if self.rejected:
+            self.log.warning("%d file(s) of %s were not extracted (each named above)", len(self.rejected), archive_path)
+
+    # ---- one file of archive/ ------------------------------------------------------------------
+
+    def _one(self, path: str, label: str, to: str) -> None:
+        if _CONTROL.search(label):
+            return self._skip(label, "its name holds a control character")
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)
+        except OSError as exc:
+            return self._skip(label, "it is a link: put the file itself there" if exc.errno == errno.ELOOP
+                              else f"it could not be opened ({exc.strerror})")
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return self._skip(label, "it is not a regular file")
+            stem, ext = os.path.splitext(os.path.basename(path))
+            if ext not in self.zip_ext:
+                try:
+                    return self._store(label, f, os.path.join(to, os.path.basename(path)), info.st_size)
+                except _Full:
+                    return self._skip(label, self._full())
+            first, second = os.path.splitext(stem)
+            folder = os.path.join(to, first if second == ".tar" else stem)
+            if zipfile.is_zipfile(f):
+                return self._zip(label, f, folder)
+            f.seek(0)
+            try:
+                archive = tarfile.open(fileobj=f, mode="r:*")
+            except (tarfile.TarError, OSError, EOFError, ValueError):
+                return self._skip(label, "it is neither a zip nor a tar archive")
+            with archive:
+                return self._tar(label, archive, folder)
+
+    def _zip(self, label: str, f, folder: str) -> None:
+        try:
+            archive = zipfile.ZipFile(f)
+            members = archive.infolist()
+        except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
+            return self._skip(label, f"it could not be read as a zip archive ({exc})")
+        with archive:
+            for i, info in enumerate(members):
+                if self.left <= BLOCK:
+                    return self._rest(label, None, len(members) - i)
+                where = f"{label}: {info.filename}"
+                mode = info.external_attr >> 16
+                if info.is_dir():
+                    continue
+                if stat.S_ISLNK(mode):
+                    self._skip(where, "it is a link")
+                    continue
+                if info.flag_bits & 0x1:
+                    self._skip(where, "it is encrypted")
+                    continue
+                dest = self._member_dest(where, info.filename, folder)
+                if dest is None:
+                    continue
+                try:
+                    with archive.open(info) as stream:
+                        self._store(where, stream, dest, info.file_size)
+                except _Full:
+                    return self._rest(label, info.filename, len(members) - i - 1)
+                except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, RuntimeError, EOFError) as exc:
+                    self._skip(where, f"it could not be read ({type(exc).__name__}: {exc})")
+
+    def _tar(self, label: str, archive: tarfile.TarFile, folder: str) -> None:
+        passed = 0   # what reaching the next member costs: a tar is read through, skipped members included
+        try:
+            for member in archive:
+                if self.left <= BLOCK:
+                    return self._rest(label, None, None)
+                where = f"{label}: {member.name}"
+                passed += member.size
+                if passed > self.max_total_bytes:
+                    return self._skip(f"{label}: {member.name} and every member after it",
+                                      f"the archive holds more than the total cap of {_size(self.max_total_bytes)} "
+                                      "(CourseExtractor.max_total_bytes) to read through")
+                if member.isdir():
+                    continue
+                if not member.isfile():
+                    self._skip(where, "it is a link or a special file" if member.issym() or member.islnk()
+                               else "it is not a regular file")
+                    continue
+                dest = self._member_dest(where, member.name, folder)
+                if dest is None:
+                    continue
+                stream = archive.extractfile(member)
+                try:
+                    with stream:
+                        self._store(where, stream, dest, member.size)
+                except _Full:
+                    return self._rest(label, member.name, None)
+        except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
+            self._skip(label, f"the rest of it could not be read ({type(exc).__name__}: {exc})")
+
+    def _member_dest(self, where: str, name: str, folder: str) -> str | None:
+        parts, why = member_parts(name)
+        if why:
+            self._skip(where, why)
+            return None
+        if parts[0] == "__MACOSX":   # macOS's notes on the files beside them: nobody's submission
+            self.log.debug("Skipping %s", shown(where))
+            return None
+        if len(parts) > 1 and not self.member_folders:
+            self._skip(where, "it is inside a folder of the archive; only files at its top are collected (a '/' "
+                              "in an uploaded name would give the file to whoever the part after it names)")
+            return None
+        if os.path.splitext(parts[-1])[1] in self.zip_ext:
+            self._skip(where, "it is an archive inside an archive (from a student): unpack it by hand if it is "
+                              "a submission")
+            return None
+        return os.path.join(folder, *parts)
+
+    # ---- writing, under the caps ----------------------------------------------------------------
+
+    def _per_file(self, size: int) -> str:
+        return (f"it is over the cap of {_size(self.max_file_bytes)} per file (CourseExtractor.max_file_bytes)"
+                + (f": {_size(size)}" if size else ": it inflates past it"))
+
+    def _full(self) -> str:
+        return f"the extraction reached its total cap of {_size(self.max_total_bytes)} (CourseExtractor.max_total_bytes)"
+
+    def _store(self, where: str, stream, dest: str, claimed: int) -> None:
+        """Write ``stream`` to ``dest``, stopping past the caps; _Full when the total cap stops it."""
+        cap = min(self.max_file_bytes, self.left - BLOCK)
+        if claimed > self.max_file_bytes:
+            return self._skip(where, self._per_file(claimed))
+        if claimed > cap:
+            self.left = 0
+            raise _Full
+        parent = os.path.dirname(dest)
+        try:
+            os.makedirs(parent, exist_ok=True)
+            inside = os.path.realpath(parent)
+            if inside != self.root and not inside.startswith(self.root + os.sep):
+                return self._skip(where, "it would land outside the extracted folder")
+            fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except FileExistsError:
+            return self._skip(where, "a file of that name was extracted already")
+        except OSError as exc:
+            return self._skip(where, f"it could not be written ({exc.strerror})")
+        written = 0
+        try:
+            with os.fdopen(fd, "wb") as out:
+                while True:
+                    chunk = stream.read(min(1 << 20, cap + 1 - written))
+                    if not chunk:
+                        break
+                    written += len(chunk)
+                    if written > cap:   # more than it claimed: stop reading here
+                        break
+                    out.write(chunk)
+        except BaseException:
+            os.unlink(dest)
+            raise
+        if written > cap:
+            os.unlink(dest)
+            if written > self.max_file_bytes:
+                return self._skip(where, self._per_file(0))
+            self.left = 0
+            raise _Full
+        self.left -= max(written, BLOCK)
+
+    def _skip(self, where: str, why: str) -> None:
+        self.rejected.append(shown(where))
+        self.log.warning("Skipped %s: %s", shown(where), why)
+
+    def _rest(self, label: str, first: str | None, after: int | None) -> None:
+        """One warning for what is left of archive ``label`` once the total cap is reached."""
+        if first is None:
+            what = f"all {after} members" if after is not None else "the rest"
+        else:
+            what = f"{first} and " + (f"the {after} members after it" if after is not None else "every member after it")
+        self.rejected.append(f"{shown(label)}: {shown(what)}")
+        self.log.warning("Skipped %s: %s: %s", shown(label), shown(what), self._full())
+
+
+def _size(n: int) -> str:
+    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n} bytes"
+
+
+class CourseCollector(FileNameCollectorPlugin):
+    """nbgrader's file-name collector (its ``named_regexp``), refusing a student id or notebook name
+    that could land outside the student's folder or that nbgrader's commands cannot handle."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.rejected = _rejected_list(self.parent)
+        self.seen: dict[tuple, tuple[str, bool]] = {}   # (student, notebook) -> (first file, it has a time)
+
+    def collect(self, submitted_file: str):
+        info = super().collect(submitted_file)
+        if not info:
+            return info
+        label = self._label(submitted_file)
+        why = student_id_problem(info.get("student_id")) or file_id_problem(info.get("file_id"))
+        when = info.get("timestamp")
+        if not why and isinstance(when, str) and when:
+            try:
+                parse_utc(when)
+            except (ValueError, OverflowError):
+                why = f"its time {shown(when)[:40]!r} is not a time"
+        if not why:
+            key = (info["student_id"], os.path.splitext(info["file_id"])[0])
+            first, timed = self.seen.setdefault(key, (label, bool(when)))
+            if first != label and not (when and timed):
+                why = (f"it is a second {shown(key[1])} of student {shown(key[0])!r} (the first: {first}) and not "
+                       "both have a time: only the first is collected; check which one is right")
+        if why:
+            self.rejected.append(label)
+            self.log.warning("Skipped %s: %s", label, why)
+            return None
+        return info
+
+    def _label(self, path: str) -> str:
+        try:
+            base = self.parent._format_collect_path(self.parent.extracted_directory)
+            return shown(os.path.relpath(path, base))
+        except Exception:
+            return shown(path)

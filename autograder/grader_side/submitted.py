@@ -1,0 +1,184 @@
+"""The one reader of submission folders: every place the grader reads what a student handed in
+(the pipeline, the gradebook recorder, the cluster, ``nbgrader autograde`` through the course's
+exporter, and the list of students) reads it here.
+
+One rule: below the submissions folder (which is the TA's), no link is followed at any depth: not
+the student's folder, not the assignment folder in it, not a notebook, not ``timestamp.txt``. Only
+regular files are read, and only up to a size cap. Every file is reached by opening one name at a
+time from the folder opened before it, with ``O_NOFOLLOW``, and checked on the opened descriptor
+(``fstat``), so a link or a different file swapped in between a check and the read is refused too.
+
+A student's folder is ``<submissions>/<student>``; a notebook is ``<student>/<notebook>.ipynb`` or
+nbgrader's ``<student>/<assignment>/<notebook>.ipynb``. What breaks the rule is a :class:`Refused`
+with a one-line reason the student can act on.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+MAX_BYTES = 20 * 1024 * 1024       # a notebook
+BOOKKEEPING_BYTES = 1000           # timestamp.txt, submission_secret.txt
+# nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback
+# commands read back from autograded/.
+BOOKKEEPING = ("timestamp.txt", "submission_secret.txt")
+
+_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+
+
+class Refused(ValueError):
+    """A file of a submission the grader will not read; the message is one line."""
+
+
+class Missing(Refused):
+    """No such file in the submission."""
+
+
+def students(folder: Path) -> dict[str, Path]:
+    """Student id -> folder, for every sub-folder of ``folder`` (hidden ones left out). An entry that
+    is a link to a folder is listed too, so that student is graded 0 with the reason, not left out."""
+    found = {}
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False) or (entry.is_symlink() and entry.is_dir()):
+            found[entry.name] = Path(folder) / entry.name
+    return found
+
+
+def layouts(assignment: str, filename: str, nbgrader_only: bool = False) -> tuple[tuple[str, ...], ...]:
+    """Where ``filename`` may be in a student's folder, in the order looked at."""
+    return ((assignment, filename),) if nbgrader_only else ((filename,), (assignment, filename))
+
+
+def find(folder: Path, places: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
+    """The first of ``places`` (paths inside ``folder``) that is a regular file reached without a
+    link; else Refused with the reason for the first one that breaks the rule, or Missing."""
+    refused = None
+    for parts in places:
+        try:
+            os.close(_open(folder, parts))
+            return parts
+        except Missing:
+            continue
+        except Refused as exc:
+            refused = refused or exc
+    if refused:
+        raise refused
+    raise Missing(f"{places[0][-1]} is missing from the submission")
+
+
+def read(folder: Path, parts: tuple[str, ...], limit: int = MAX_BYTES) -> bytes:
+    """The bytes of ``folder/parts...`` by the rule; Refused (its reason: "it is ..."), or Missing."""
+    fd = _open(folder, parts)
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            raise Refused(_too_big(size, limit))
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:   # it grew while it was read
+            raise Refused(_too_big(len(data), limit))
+        return data
+    finally:
+        os.close(fd)
+
+
+def notebook(folder: Path, assignment: str, name: str, nbgrader_only: bool = False) -> bytes:
+    """The bytes of notebook ``name`` of the student's ``folder``; Refused or Missing with the
+    one-line reason the results give (``<name>.ipynb is a link; ...``)."""
+    parts = find(folder, layouts(assignment, f"{name}.ipynb", nbgrader_only))
+    try:
+        return read(folder, parts)
+    except Missing:
+        raise
+    except Refused as exc:
+        raise Refused(f"{name}.ipynb could not be read: {exc}") from None
+
+
+def bookkeeping(folder: Path, assignment: str, nbgrader_only: bool = False) -> tuple[dict[str, bytes], dict[str, str]]:
+    """nbgrader's notes on the submission (``timestamp.txt``, ``submission_secret.txt``): {name: bytes}
+    of those read by the rule (under 1000 bytes each; the student's folder first, then the assignment
+    folder), and {name: why not} for those present but refused."""
+    found, refused = {}, {}
+    for name in BOOKKEEPING:
+        try:
+            found[name] = read(folder, find(folder, layouts(assignment, name, nbgrader_only)), BOOKKEEPING_BYTES - 1)
+        except Missing:
+            pass
+        except Refused as exc:
+            refused[name] = str(exc)
+    return found, refused
+
+
+def within_rule(folder: Path, parts: tuple[str, ...]) -> bool:
+    """Whether ``folder/parts...`` is a regular file reached without a link (nothing is read)."""
+    try:
+        os.close(_open(folder, parts))
+        return True
+    except Refused:
+        return False
+
+
+def _open(folder: Path, parts: tuple[str, ...]) -> int:
+    """A descriptor of the regular file ``folder/parts...``, every name opened without following a
+    link, from the descriptor of the folder before it."""
+    try:
+        fd = os.open(folder, _FLAGS | os.O_DIRECTORY)
+    except FileNotFoundError:
+        raise Missing(f"{parts[-1]} is missing from the submission") from None
+    except OSError as exc:
+        if os.path.islink(folder):
+            raise Refused(f"{'/'.join(parts)} is inside a link ({os.path.basename(folder)}); "
+                          "submit the folder itself") from None
+        if exc.errno == errno.ENOTDIR:
+            raise Missing(f"{parts[-1]} is missing from the submission") from None
+        raise Refused(f"{'/'.join(parts)} could not be opened ({exc.strerror or exc})") from None
+    try:
+        for i, part in enumerate(parts):
+            last = i == len(parts) - 1
+            try:
+                mode = os.lstat(part, dir_fd=fd).st_mode
+            except FileNotFoundError:
+                raise Missing(f"{parts[-1]} is missing from the submission") from None
+            except OSError as exc:
+                raise Refused(f"{'/'.join(parts)} could not be opened ({exc.strerror or exc})") from None
+            if stat.S_ISLNK(mode):
+                raise Refused(f"{'/'.join(parts)} is a link; submit the {_what(part)} itself" if last else
+                              f"{'/'.join(parts)} is inside a link ({part}); submit the folder itself")
+            if not last and not stat.S_ISDIR(mode):
+                raise Missing(f"{parts[-1]} is missing from the submission")
+            if last and not stat.S_ISREG(mode):
+                raise Refused(f"{'/'.join(parts)} is not a regular file; submit the {_what(part)} itself")
+            try:
+                nxt = os.open(part, _FLAGS | (os.O_NONBLOCK if last else os.O_DIRECTORY), dir_fd=fd)
+            except OSError as exc:   # it changed since the lstat: a link swapped in is refused here
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    raise Refused(f"{'/'.join(parts)} changed while it was read (a link?); submit it again") from None
+                raise Refused(f"{'/'.join(parts)} could not be opened ({exc.strerror or exc})") from None
+            os.close(fd)
+            fd = nxt
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise Refused(f"{'/'.join(parts)} is not a regular file; submit the {_what(parts[-1])} itself")
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _what(name: str) -> str:
+    return "notebook file" if name.endswith(".ipynb") else "file"
+
+
+def _too_big(size: int, limit: int) -> str:
+    if limit >= 2**20:
+        return f"it is {size // 2**20} MiB, over the {limit // 2**20} MiB limit"
+    return f"it is {size} bytes, over the {limit}-byte limit"

@@ -1,0 +1,87 @@
+"""The one reader of submission folders (autograder/grader_side/submitted.py): no link is followed
+at any depth below the submissions folder, only regular files up to the cap are read, and a file
+swapped for a link after it was found is refused when it is read."""
+import os
+
+import pytest
+
+from autograder.grader_side import submitted
+
+A = "transformer-block"
+
+
+@pytest.fixture
+def root(tmp_path):
+    honest = tmp_path / "honest" / A
+    honest.mkdir(parents=True)
+    (honest / "build.ipynb").write_text('{"cells": []}')
+    (honest / "timestamp.txt").write_text("2026-11-30 10:00:00 UTC")
+    return tmp_path
+
+
+def test_a_notebook_in_either_layout_is_read(root):
+    assert submitted.notebook(root / "honest", A, "build") == b'{"cells": []}'
+    (root / "flat").mkdir()
+    (root / "flat" / "build.ipynb").write_text("{}")
+    assert submitted.notebook(root / "flat", A, "build") == b"{}"
+    with pytest.raises(submitted.Missing, match="^build.ipynb is missing from the submission$"):
+        submitted.notebook(root / "flat", A, "build", nbgrader_only=True)
+
+
+@pytest.mark.parametrize("make, words", [
+    (lambda r: os.symlink(r / "honest", r / "x"), "build.ipynb is inside a link (x)"),
+    (lambda r: ((r / "x").mkdir(), os.symlink(r / "honest" / A, r / "x" / A)), f"{A}/build.ipynb is inside a link ({A})"),
+    (lambda r: ((r / "x" / A).mkdir(parents=True), os.symlink(r / "honest" / A / "build.ipynb", r / "x" / A / "build.ipynb")),
+     f"{A}/build.ipynb is a link; submit the notebook file itself"),
+    (lambda r: ((r / "x" / A).mkdir(parents=True), os.mkfifo(r / "x" / A / "build.ipynb")),
+     f"{A}/build.ipynb is not a regular file"),
+])
+def test_a_link_at_any_depth_or_an_odd_file_is_refused(root, make, words):
+    make(root)
+    with pytest.raises(submitted.Refused) as refused:
+        submitted.notebook(root / "x", A, "build")
+    assert words in str(refused.value) and not isinstance(refused.value, submitted.Missing)
+
+
+def test_a_file_over_the_cap_is_refused_before_it_is_read(root):
+    (root / "big").mkdir()
+    with open(root / "big" / "build.ipynb", "wb") as f:
+        f.truncate(submitted.MAX_BYTES + 1)
+    with pytest.raises(submitted.Refused, match="could not be read: it is 20 MiB, over the 20 MiB limit"):
+        submitted.notebook(root / "big", A, "build")
+
+
+def test_a_file_swapped_for_a_link_after_it_was_found_is_refused(root):
+    folder = root / "honest"
+    parts = submitted.find(folder, submitted.layouts(A, "build.ipynb"))
+    path = folder.joinpath(*parts)
+    path.unlink()
+    os.symlink("/etc/hostname", path)
+    with pytest.raises(submitted.Refused, match="is a link"):
+        submitted.read(folder, parts)
+
+
+def test_a_folder_swapped_for_a_link_is_refused(root):
+    folder = root / "honest"
+    parts = submitted.find(folder, submitted.layouts(A, "build.ipynb"))
+    os.rename(folder / A, root / "moved")
+    os.symlink(root / "moved", folder / A)
+    with pytest.raises(submitted.Refused, match="inside a link"):
+        submitted.read(folder, parts)
+
+
+def test_bookkeeping_is_read_by_the_same_rule(root):
+    found, refused = submitted.bookkeeping(root / "honest", A)
+    assert found == {"timestamp.txt": b"2026-11-30 10:00:00 UTC"} and not refused
+    (root / "x" / A).mkdir(parents=True)
+    os.symlink(root / "honest" / A / "timestamp.txt", root / "x" / A / "timestamp.txt")
+    (root / "x" / A / "submission_secret.txt").write_text("s" * submitted.BOOKKEEPING_BYTES)
+    found, refused = submitted.bookkeeping(root / "x", A)
+    assert found == {} and sorted(refused) == ["submission_secret.txt", "timestamp.txt"]
+
+
+def test_students_are_folders_and_links_to_folders_not_files_or_hidden_entries(root):
+    os.symlink(root / "honest", root / "linked")
+    (root / "notes.txt").write_text("")
+    (root / ".ipynb_checkpoints").mkdir()
+    assert list(submitted.students(root)) == ["honest", "linked"]

@@ -1,0 +1,155 @@
+"""`nbgrader zip_collect` with the course's extractor and collector (nbgrader_config.py): an LMS
+download holding a zip bomb, members with `..` and absolute paths, a link, an archive inside an
+archive and names that make odd student ids is collected for everyone else, each file left out is
+named in one warning, and nothing lands outside submitted/ or grows past the caps.
+
+The caps are set low in the course's configuration (as a TA would set them higher) so that the bomb
+is small: a member of 3 MB of spaces, 3 KB compressed, against a 1 MB cap per file.
+"""
+import io
+import json
+import os
+import tarfile
+import zipfile
+
+import pytest
+
+from autograder import api
+from autograder.grader_side.collect import file_id_problem, member_parts, student_id_problem
+from nbgrader_course import ASSIGNMENT, clone_course
+
+pytestmark = pytest.mark.slow
+
+PER_FILE = 1_000_000
+TOTAL = 4_000_000
+
+
+def _notebook(root, name, who):
+    nb = json.loads((root / "assignments" / ASSIGNMENT / f"{name}.ipynb").read_text())
+    nb["metadata"]["handed_in_by"] = f"answer of {who}"
+    return json.dumps(nb).encode()
+
+
+@pytest.fixture(scope="module")
+def collected(course, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("zip-collect")
+    root = clone_course(course, tmp / "course")
+    with open(root / "nbgrader_config.py", "a") as f:
+        f.write(f"\nc.CourseExtractor.max_file_bytes = {PER_FILE}\nc.CourseExtractor.max_total_bytes = {TOTAL}\n")
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "a-lms-download.zip", "w", zipfile.ZIP_DEFLATED) as z:
+        for who in ("alice", "bob"):
+            for name in ("concepts", "build"):
+                z.writestr(f"{who}_{name}.ipynb", _notebook(root, name, who))
+        z.writestr("../../../evil_build.ipynb", _notebook(root, "build", "evil"))   # would land beside the course
+        z.writestr("../../..", b"x")                                                # stopped nbgrader's whole run
+        z.writestr("/tmp/absolute_build.ipynb", _notebook(root, "build", "absolute"))
+        z.writestr(".._build.ipynb", _notebook(root, "build", "dotdot"))           # student id ".."
+        z.writestr("mallory_x/bob_build.ipynb", _notebook(root, "build", "mallory"))  # a "/" in mallory's name
+        z.writestr("dan\x1b[2J_build.ipynb", _notebook(root, "build", "dan"))      # a control character
+        z.writestr("bomb_build.ipynb", b" " * 3_000_000)                            # inflates past the cap
+        z.writestr("zed_nested.zip", b"PK")                                         # an archive in an archive
+        link = zipfile.ZipInfo("linky_build.ipynb")
+        link.external_attr = 0o120777 << 16
+        z.writestr(link, "/etc/passwd")
+    with tarfile.open(archive / "b-more.tar.gz", "w:gz") as t:
+        data = _notebook(root, "build", "erin")
+        info = tarfile.TarInfo("erin_build.ipynb")
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
+        sym = tarfile.TarInfo("frank_build.ipynb")
+        sym.type, sym.linkname = tarfile.SYMTYPE, "/etc/passwd"
+        t.addfile(sym)
+        bomb = tarfile.TarInfo("tarbomb_build.ipynb")   # 5 MB of zeros: more than the total cap to read through
+        bomb.size = 5_000_000
+        t.addfile(bomb, io.BytesIO(bytes(bomb.size)))
+        late = tarfile.TarInfo("gina_build.ipynb")
+        late.size = 2
+        t.addfile(late, io.BytesIO(b"{}"))
+    (archive / "carol_build.ipynb").write_bytes(_notebook(root, "build", "carol"))
+    (archive / ".._concepts.ipynb").write_bytes(_notebook(root, "concepts", "dotdot"))
+    with zipfile.ZipFile(archive / "z-many.zip", "w", zipfile.ZIP_DEFLATED) as z:   # past the total cap
+        for i in range(12):
+            z.writestr(f"many{i:02d}_build.ipynb", b" " * 900_000)
+    done = api.nbgrader("zip_collect", ASSIGNMENT, "--force", repo=root, check=False)
+    return tmp, root, done
+
+
+def test_the_collection_completes_and_collects_everyone_else(collected):
+    tmp, root, done = collected
+    assert done.returncode == 0, done.stderr[-3000:]
+    submitted = root / "submitted"
+    students = sorted(p.name for p in submitted.iterdir())
+    assert students[:4] == ["alice", "bob", "carol", "erin"], students
+    assert all(s.startswith("many") for s in students[4:]) and 0 < len(students[4:]) < 12, students
+    assert sorted(p.name for p in (submitted / "alice" / ASSIGNMENT).iterdir()) == ["build.ipynb", "concepts.ipynb"]
+    assert b"answer of bob" in (submitted / "bob" / ASSIGNMENT / "build.ipynb").read_bytes()   # not mallory's
+    assert b"answer of erin" in (submitted / "erin" / ASSIGNMENT / "build.ipynb").read_bytes()
+
+
+def test_nothing_lands_outside_submitted_and_nothing_grows_past_the_caps(collected):
+    tmp, root, done = collected
+    assert not (root / ASSIGNMENT).exists() and not (root / "submitted" / "..").resolve().joinpath(ASSIGNMENT).exists()
+    everything = [p for p in tmp.rglob("*")]
+    assert not [p for p in everything if "evil" in p.name or "absolute" in p.name or "dotdot" in p.name]
+    assert not os.path.lexists("/tmp/absolute_build.ipynb")
+    assert not [p for p in everything if p.is_symlink()]
+    extracted = root / "downloaded" / ASSIGNMENT / "extracted"
+    sizes = [p.stat().st_size for p in extracted.rglob("*") if p.is_file()]
+    assert max(sizes) <= PER_FILE and sum(sizes) <= TOTAL, sizes
+    assert not any("bomb" in p.name or "zed" in p.name or "linky" in p.name or "frank" in p.name or "gina" in p.name
+                   for p in extracted.rglob("*"))
+    for bad in ("..", "ali", "mallory_x", "dan\x1b[2J", "bomb", "linky", "frank", "tarbomb", "gina"):
+        assert not (root / "submitted" / bad / ASSIGNMENT).exists(), bad
+
+
+@pytest.mark.parametrize("name, why", [
+    ("../../../evil_build.ipynb", "its path holds '..'"),
+    ("a-lms-download.zip: ../../..:", "its path holds '..'"),
+    ("/tmp/absolute_build.ipynb", "it has an absolute path"),
+    ("mallory_x/bob_build.ipynb", "it is inside a folder of the archive"),
+    ("dan\\x1b[2J_build.ipynb", "its name holds a control character"),
+    ("bomb_build.ipynb", f"over the cap of {PER_FILE} bytes per file"),
+    ("zed_nested.zip", "an archive inside an archive"),
+    ("linky_build.ipynb", "it is a link"),
+    ("frank_build.ipynb", "it is a link or a special file"),
+    ("tarbomb_build.ipynb and every member after it", "more than the total cap of 4000000 bytes"),
+    (".._build.ipynb", "the student id would be '..'"),
+    (".._concepts.ipynb", "the student id would be '..'"),
+    ("z-many.zip", "reached its total cap"),
+])
+def test_each_file_left_out_gets_one_warning_with_its_reason(collected, name, why):
+    tmp, root, done = collected
+    lines = [line for line in done.stderr.splitlines() if "Skipped" in line]
+    hits = [line for line in lines if name in line and why in line]
+    assert len(hits) == 1, (name, why, lines)
+
+
+def test_the_ta_gets_a_summary_and_no_escape_sequence(collected):
+    tmp, root, done = collected
+    (summary,) = [line for line in done.stderr.splitlines() if "zip_collect left out" in line]
+    assert "dan\\x1b[2J_build.ipynb" in summary and "a-lms-download.zip: ../../.." in summary
+    assert "\x1b" not in done.stderr
+
+
+@pytest.mark.parametrize("sid", ["", " ", ".", "..", ".hidden", "a/b", "a\\b", "a\x07b", "a\nb", "a*", "x" * 300])
+def test_odd_student_ids_are_refused(sid):
+    assert student_id_problem(sid)
+
+
+@pytest.mark.parametrize("sid", ["alice", "j_smith", "Zoë Müller", "s1234567", "o'neil"])
+def test_ordinary_student_ids_are_kept(sid):
+    assert not student_id_problem(sid)
+
+
+@pytest.mark.parametrize("name", ["/etc/x", "\\x", "C:x", "a/../b", "..\\b", "a\x00b", ""])
+def test_unsafe_member_paths_and_notebook_names_are_refused(name):
+    assert member_parts(name)[1] or not member_parts(name)[0]
+    assert file_id_problem(name)
+
+
+def test_nbgraders_own_layout_is_kept():
+    assert member_parts("./alice_build.ipynb") == (["alice_build.ipynb"], "")
+    assert not file_id_problem("build.ipynb") and not file_id_problem("data/build.ipynb")
+    assert os.sep == "/"
