@@ -137,7 +137,8 @@ def make_certificates(folder: Path) -> dict[str, Path]:
     (folder / "node.ext").write_text("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
                                      "extendedKeyUsage=serverAuth,clientAuth\n"
                                      "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n")
-    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=course cluster", "-keyout", "node.key", "-out", "node.csr")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=course cluster", "-keyout", "node.key",
+        "-out", "node.csr")
     run("x509", "-req", "-in", "node.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
         "-extfile", "node.ext", "-out", "node.pem")
     for name in ("ca.key", "node.key"):

@@ -206,3 +206,35 @@ def test_the_run_stops_when_no_worker_is_left(tls_course, submissions, dask_clus
         api.autograde("transformer-block", submissions, scheduler=dask_cluster.address, progress=progress,
                       repo=tls_course)
     assert time.monotonic() - started < 120
+
+
+def test_a_worker_whose_sandbox_cannot_start_reports_why_and_leaves(monkeypatch):
+    """What docs/scaling.md says of a worker without namespaces: its plugin's setup fails with the
+    sandbox's reason (the run that registers it stops with that reason), and the worker closes, so
+    no task waits for it; a task that reached it first fails with the reason, not a KeyError."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from autograder.grader_side.sandbox import SandboxError
+
+    def start(self, threads):
+        raise SandboxError("student code cannot be isolated here: no user namespaces")
+
+    monkeypatch.setattr(cluster.Grader, "start", start)
+    closed = []
+
+    async def close(reason=""):
+        closed.append(reason)
+
+    async def main():
+        worker = SimpleNamespace(state=SimpleNamespace(nthreads=1), loop=asyncio.get_running_loop(), close=close)
+        grader = cluster.Grader("transformer-block", {}, 60.0, api.PRELOAD)
+        with pytest.raises(SandboxError):
+            await grader.setup(worker)
+        await asyncio.sleep(1.5)
+        return grader
+
+    grader = asyncio.run(main())
+    assert closed and "no user namespaces" in closed[0]
+    with pytest.raises(RuntimeError, match="could not start its sandbox: SandboxError: .*no user namespaces"):
+        grader.wait_ready()
