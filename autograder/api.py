@@ -81,13 +81,15 @@ def find_submissions(folder: Path) -> dict[str, Path]:
 
 def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
               progress=None, repo: Path = REPO, gradebook: bool = False, allow_weak_isolation: bool = False,
-              scheduler: str | None = None) -> dict:
+              scheduler: str | None = None, insecure_cluster: bool = False) -> dict:
     """Grade every submission in ``submissions``; returns the results document.
 
     With ``gradebook``, each student is also written into the gradebook and autograded/ folder of
     the course at ``repo`` as soon as they are graded (while the others are being graded).
-    With ``scheduler`` (``tcp://HOST:PORT``) each submission is a task on that dask.distributed
-    cluster (``grader_side.cluster``); ``workers`` is then the cluster's business.
+    With ``scheduler`` (``tls://HOST:PORT``, reached with the certificate files the course's
+    ``nbgrader_config.py`` names; ``tcp://`` only with ``insecure_cluster``) each submission is a
+    task on that dask.distributed cluster (``grader_side.cluster``); ``workers`` is then the
+    cluster's business.
     Where student code cannot be isolated (no namespaces or bubblewrap) this raises CourseError
     with the reason, unless ``allow_weak_isolation``: then ``isolation["weak"]`` records it.
     """
@@ -95,11 +97,14 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     for notebook in a.notebooks:
         a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
     students = find_submissions(submissions)
+    if scheduler:
+        from autograder.grader_side import cluster
+
+        security = cluster.security(scheduler, repo, insecure_cluster)
     with _recorder(repo, assignment) if gradebook else nullcontext() as recorder:
         if scheduler:
-            from autograder.grader_side import cluster
-
-            doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress)
+            doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress, security,
+                                    allow_weak_isolation)
             if recorder:
                 for sid, result in doc["students"].items():
                     _record_safely(recorder, sid, result, students[sid])

@@ -50,8 +50,11 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
     p.add_argument("--allow-weak-isolation", action="store_true",
                    help="grade even where student code cannot be isolated (recorded in the results)")
-    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:PORT",
-                   help="grade on this dask.distributed cluster, a task per submission (see docs/scaling.md)")
+    p.add_argument("--scheduler", default=None, metavar="tls://HOST:PORT",
+                   help="grade on this dask.distributed cluster, a task per submission, over TLS with the "
+                        "certificate files nbgrader_config.py names (see docs/scaling.md)")
+    p.add_argument("--insecure-cluster", action="store_true",
+                   help="allow a plain tcp:// --scheduler, without TLS: only on a private network")
     p.add_argument("--compare-nbgrader", nargs="?", type=Path, const=Path("gradebook.db"), default=None,
                    metavar="GRADEBOOK", help="flag every check where nbgrader's autograde scored differently "
                                              "(default gradebook: the course's gradebook.db)")
@@ -100,12 +103,17 @@ def _autograde(args) -> int:
     if args.gradebook is None:
         args.gradebook = submissions.resolve() == submitted.resolve()
     students = api.find_submissions(submissions)
+    if args.scheduler:   # a scheduler that is refused is refused before anything is read or shown
+        from autograder.grader_side import cluster
+
+        cluster.security(args.scheduler, root, args.insecure_cluster)
     # Compared with nbgrader's grades first, the gradebook is written after the comparison.
     record_now = args.gradebook and not args.compare_nbgrader
     with tqdm(total=len(students), desc="grading", unit="submission", file=sys.stderr) as bar:
         results = api.autograde(args.assignment, submissions, args.workers, args.timeout,
                                 progress=lambda sid: bar.update(1), repo=root, gradebook=record_now,
-                                allow_weak_isolation=args.allow_weak_isolation, scheduler=args.scheduler)
+                                allow_weak_isolation=args.allow_weak_isolation, scheduler=args.scheduler,
+                                insecure_cluster=args.insecure_cluster)
     if results["isolation"].get("weak"):
         print(f"warning: weak isolation: {for_terminal(results['isolation']['weak'])}", file=sys.stderr)
     disagreements = api.compare_nbgrader(results, args.compare_nbgrader) if args.compare_nbgrader else {}

@@ -99,7 +99,8 @@ def on_cluster(root: Path, processes: int) -> tuple[float, float]:
         times = []
         for folder in (root / "honest1", root / "submitted"):
             started = time.monotonic()
-            api.autograde("transformer-block", folder, repo=root, scheduler=cluster.scheduler_address)
+            api.autograde("transformer-block", folder, repo=root, scheduler=cluster.scheduler_address,
+                          insecure_cluster=True)   # this machine only
             times.append(time.monotonic() - started)
         return times[0], times[1]
 

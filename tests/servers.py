@@ -120,16 +120,57 @@ def postgres():
 
 # ---- dask.distributed ------------------------------------------------------------------------
 
+def make_certificates(folder: Path) -> dict[str, Path]:
+    """A certificate authority and one certificate signed by it (server and client use), made with
+    the openssl commands docs/scaling.md gives: {"ca", "cert", "key"} -> PEM file."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no openssl command: apt-get install -y openssl")
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def run(*args: str) -> None:
+        subprocess.run([openssl, *args], cwd=folder, check=True, capture_output=True, timeout=120)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=course cluster CA",
+        "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        "-keyout", "ca.key", "-out", "ca.pem")
+    (folder / "node.ext").write_text("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+                                     "extendedKeyUsage=serverAuth,clientAuth\n"
+                                     "subjectKeyIdentifier=hash\nauthorityKeyIdentifier=keyid,issuer\n")
+    run("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=course cluster", "-keyout", "node.key",
+        "-out", "node.csr")
+    run("x509", "-req", "-in", "node.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial", "-days", "2",
+        "-extfile", "node.ext", "-out", "node.pem")
+    for name in ("ca.key", "node.key"):
+        os.chmod(folder / name, 0o600)
+    return {"ca": folder / "ca.pem", "cert": folder / "node.pem", "key": folder / "node.key"}
+
+
 class DaskCluster:
     """``dask scheduler`` and ``dask worker`` processes (one thread each, no nanny, so killing a
-    worker's process loses it for good)."""
+    worker's process loses it for good); over TLS with ``tls`` (``make_certificates``' files)."""
 
-    def __init__(self, root: Path):
-        self.root, self.port = root, free_port()
-        self.address = f"tcp://127.0.0.1:{self.port}"
+    def __init__(self, root: Path, tls: dict[str, Path] | None = None):
+        self.root, self.port, self.tls = root, free_port(), tls
+        self.address = f"{'tls' if tls else 'tcp'}://127.0.0.1:{self.port}"
         self.scheduler: subprocess.Popen | None = None
         self.workers: dict[str, subprocess.Popen] = {}
         self.env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
+
+    def _tls_args(self) -> list[str]:
+        if not self.tls:
+            return []
+        return ["--tls-ca-file", str(self.tls["ca"]), "--tls-cert", str(self.tls["cert"]),
+                "--tls-key", str(self.tls["key"])]
+
+    def security(self):
+        """What a client of this cluster needs (``None`` without TLS)."""
+        if not self.tls:
+            return None
+        from distributed.security import Security
+
+        return Security(tls_ca_file=str(self.tls["ca"]), tls_client_cert=str(self.tls["cert"]),
+                        tls_client_key=str(self.tls["key"]), require_encryption=True)
 
     def _spawn(self, name: str, *args: str) -> tuple[subprocess.Popen, Path]:
         log = self.root / f"{name}.log"
@@ -140,7 +181,8 @@ class DaskCluster:
 
     def start(self, workers: int) -> None:
         self.scheduler, log = self._spawn("scheduler", "scheduler", "--host", "127.0.0.1", "--port",
-                                          str(self.port), "--no-dashboard")
+                                          str(self.port), "--no-dashboard", *self._tls_args(),
+                                          *(["--protocol", "tls"] if self.tls else []))
         wait_for_port(self.port, self.scheduler, log)
         for i in range(workers):
             self.add_worker(f"w{i}")
@@ -151,11 +193,18 @@ class DaskCluster:
         self.env["TMPDIR"] = str(self.root / name)
         self.workers[name], _ = self._spawn(name, "worker", self.address, "--name", name, "--nthreads", "1",
                                             "--no-nanny", "--no-dashboard", "--host", "127.0.0.1",
-                                            "--local-directory", str(self.root / name))
+                                            "--local-directory", str(self.root / name), *self._tls_args())
+
+    def log(self, name: str) -> str:
+        path = self.root / f"{name}.log"
+        return path.read_text(errors="replace") if path.is_file() else ""
 
     def kill(self, name: str) -> None:
         self.workers[name].kill()
         self.workers[name].wait()
+
+    def alive(self) -> list[str]:
+        return [name for name, proc in self.workers.items() if proc.poll() is None]
 
     def stop(self) -> None:
         for proc in self.workers.values():
@@ -167,8 +216,10 @@ class DaskCluster:
 @pytest.fixture(scope="module")
 def dask_cluster(tmp_path_factory):
     """A scheduler and two single-thread worker processes on 127.0.0.1 for a test module (a test
-    may kill workers), stopped at its end."""
-    cluster = DaskCluster(tmp_path_factory.mktemp("dask"))
+    may kill workers), over TLS with certificates made for it (``dask_cluster.tls``), stopped at
+    its end."""
+    root = tmp_path_factory.mktemp("dask")
+    cluster = DaskCluster(root, tls=make_certificates(root / "certificates"))
     try:
         cluster.start(workers=2)
         yield cluster

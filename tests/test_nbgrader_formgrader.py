@@ -1,7 +1,8 @@
 """Manual grading end to end, with no `nbgrader autograde` at all: `course autograde` fills the
 gradebook, a TA gives C8 a score through a real Jupyter server's formgrader API, `nbgrader export`
 adds it to the autograded points, a re-grade keeps it, and `nbgrader generate_feedback` pages show
-each check's result and no hidden test source."""
+each check's result and no hidden test source; a student's `javascript:` links run nothing in
+headless Chromium, on the feedback page or in formgrader's manual-grading view."""
 import copy
 import csv
 import html
@@ -9,6 +10,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -166,6 +168,129 @@ def test_html_a_student_wrote_is_escaped_where_a_ta_reads_it(course, tmp_path):
             assert "<script>document" not in text, grade
         assert "&lt;script&gt;document.title" in page and "The MLP needs a nonlinearity." in page, grade
         assert "C8 rubric (for TAs" in autograded, grade   # put back from the gradebook: formgrader shows it
+
+
+def _link_cells(beacon) -> tuple[str, str]:
+    """A C8 answer and another markdown cell holding unsafe links in many spellings (each running
+    the beacon's marker if it ever runs) and three safe ones."""
+    import base64
+
+    js = beacon.payload
+    page = base64.b64encode(f"<script>fetch('{beacon.url}/ran/8')</script>".encode()).decode()
+    svg = base64.b64encode(f"<svg xmlns='http://www.w3.org/2000/svg' onload=\"fetch('{beacon.url}/ran/9')\"/>"
+                           .encode()).decode()
+    answer = "\n\n".join([
+        "The MLP needs a nonlinearity.",
+        f"[evil1]({js('1')})",
+        f"[evil2]({js('2').replace('javascript', 'JaVaScRiPt')})",
+        f"[evil3](&#106;{js('3')[1:]})",
+        f"[evil4](  {js('4')})",
+        f"[evil5](&#9;{js('5')})",
+        f"[evil6](java&#10;{js('6')[4:]})",
+        "[evil7](vbscript:msgbox(7))",
+        f"[evil8](data:text/html;base64,{page})",
+        f"![evil9](data:image/svg+xml;base64,{svg})",
+        "[evil10][r10]",
+        f"<{js('11')}>",
+        "[safe-https](https://example.org/) [safe-rel](other.html) [safe-mail](mailto:ta@example.org)",
+        f"[r10]: {js('10')}",
+    ])
+    return answer, f"A note with [evil12]({js('12')}) and [evil13][].\n\n[evil13]: {js('13')}"
+
+
+def _nothing_runs(browser, beacon, url: str, title: str) -> dict:
+    """Open ``url``, click every link that is not http(s) or mailto and every text of an unsafe one;
+    assert no script ran (the beacon was never called, the title is the page's own)."""
+    from browser import PROBE, click_everything_unsafe
+
+    browser.open(url)
+    found = browser.evaluate(PROBE)
+    click_everything_unsafe(browser)
+    time.sleep(1.5)   # what a click started has had its time
+    assert beacon.hits == [], beacon.hits
+    assert found["title"] == title and browser.evaluate("document.title") == title
+    assert [link for link in found["links"] if link["protocol"] not in ("http:", "https:", "mailto:")] == []
+    assert not [link for link in found["links"] if "evil" in link["text"]], "an unsafe link is still a link"
+    assert not [src for src in found["images"] if src.lower().lstrip().startswith(("data:", "javascript:"))
+                and not src.startswith("data:image/png")], found["images"]
+    hrefs = {link["text"]: link["href"] for link in found["links"]}
+    assert hrefs.get("safe-https") == "https://example.org/" and hrefs.get("safe-rel") == "other.html"
+    assert hrefs.get("safe-mail") == "mailto:ta@example.org"
+    text = browser.evaluate("document.body.innerText")
+    assert all(f"evil{i}" in text for i in (*range(1, 11), 12, 13)), text[-3000:]
+    return found
+
+
+def test_links_a_student_wrote_run_nothing_in_the_browser(course, tmp_path):
+    """A C8 answer and a markdown cell full of `javascript:`, `vbscript:` and `data:` links (every
+    spelling: case, entities, spaces, references, autolinks), graded by both graders: the autograded
+    notebook holds no unsafe link, and headless Chromium, opening the `generate_feedback` page and
+    formgrader's manual-grading view and clicking the links, runs none of them; the safe links stay
+    links (the relative one is followed)."""
+    import nbformat
+    from browser import Beacon, Browser, click_everything_unsafe, have_chromium
+
+    from autograder.grader_side import markup
+    from autograder.grader_side.assignment import Assignment
+
+    if not have_chromium():
+        pytest.skip("no Chromium: apt-get install -y chromium (or set CHROMIUM=/path/to/it)")
+    root = clone_course(course, tmp_path / "course")
+    (root / "feedback").mkdir()
+    beacon = Beacon(root / "feedback")
+    browser = Browser()
+    try:
+        # The harness sees a script run: the same links, live, on a page of their own.
+        answer, note = _link_cells(beacon)
+        (root / "feedback" / "control.html").write_text(
+            "<title>control</title>" + markup._render(answer))
+        browser.open(f"{beacon.url}/control.html")
+        click_everything_unsafe(browser)
+        time.sleep(1.5)
+        ran = {hit.rsplit("/", 1)[1] for hit in beacon.hits}
+        assert {"1", "2", "3", "4", "10", "11"} <= ran, f"the marker works: {ran}"
+        assert browser.evaluate("document.title").startswith("ran-")
+        beacon.hits.clear()
+
+        a = Assignment(ASSIGNMENT, root)
+        folder = write_submission(root / "submitted" / "x_links", a)
+        nb = nbformat.read(folder / "concepts.ipynb", as_version=4)
+        (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "C8_answer"]
+        cell.source = answer
+        nb.cells.append(nbformat.v4.new_markdown_cell(note))
+        nbformat.write(nb, folder / "concepts.ipynb")
+        page = root / "feedback" / "x_links" / ASSIGNMENT / "concepts.html"
+        for grade in ("course autograde", "nbgrader autograde"):
+            if grade == "course autograde":
+                api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
+            else:
+                api.nbgrader("autograde", ASSIGNMENT, "--force", "--log-level=ERROR", repo=root)
+            graded = nbformat.read(root / "autograded" / "x_links" / ASSIGNMENT / "concepts.ipynb", as_version=4)
+            mine = [c.source for c in graded.cells if c.cell_type == "markdown" and "evil" in c.source]
+            assert len(mine) == 2 and all(markup.unsafe_links(source) == [] for source in mine), grade
+            assert "[safe-https](https://example.org/)" in mine[0], grade
+            api.nbgrader("generate_feedback", ASSIGNMENT, "--force", "--log-level=WARN", repo=root)
+            (page.parent / "other.html").write_text("<title>other</title><p>the relative link works</p>")
+            title = re.search(r"<title>(.*?)</title>", page.read_text(), re.S).group(1).strip()
+            _nothing_runs(browser, beacon, f"{beacon.url}/x_links/{ASSIGNMENT}/concepts.html", html.unescape(title))
+            browser.evaluate("document.querySelector('a[href=\"other.html\"]').click()")
+            time.sleep(1.0)
+            assert browser.evaluate("document.title") == "other", grade
+        server = Server(root, tmp_path)
+        try:
+            (entry,) = [e for e in server.get(f"/formgrader/api/submitted_notebooks/{ASSIGNMENT}/concepts")
+                        if e["student"] == "x_links"]
+            url = f"http://127.0.0.1:{server.port}/formgrader/submissions/{entry['id']}/?token={server.token}"
+            browser.open(url)
+            title = browser.evaluate("document.title")
+            assert "C8" in browser.evaluate("document.body.innerText") or title, "formgrader's view loaded"
+            _nothing_runs(browser, beacon, url, title)
+        finally:
+            server.stop()
+        assert beacon.hits == []
+    finally:
+        browser.close()
+        beacon.stop()
 
 
 def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorded(graded, course, tmp_path):

@@ -233,6 +233,27 @@ def test_everything_from_the_results_is_escaped(tmp_path):
 
 
 @pytest.mark.filterwarnings("ignore:Tight layout not applied")  # a figure label full of markup
+def test_a_link_in_the_results_is_text_on_the_pages(tmp_path):
+    """The course's own pages never make a link of what the results hold (a message, a review, an
+    id): a markdown or HTML `javascript:` link stays text; every link they have is their own."""
+    import json
+
+    link = "[x](javascript:alert(1)) <a href='javascript:alert(1)'>y</a> <javascript:alert(1)>"
+    results = json.loads(json.dumps(_hostile_results()).replace(json.dumps(HOSTILE)[1:-1], json.dumps(link)[1:-1]))
+    page = feedback.page(link, results["students"][link], assignment=link)
+    report_page = report.write_report(results, tmp_path).read_text(encoding="utf-8")
+    from html.parser import HTMLParser
+
+    for text in (page, report_page):
+        urls = []
+        parser = HTMLParser()
+        parser.handle_starttag = lambda tag, attrs: urls.extend(v for k, v in attrs if k in ("href", "src"))
+        parser.feed(text)
+        assert urls and all(u.startswith(("#", "data:image/png")) for u in urls), urls
+        assert "[x](javascript:alert(1))" in _text(text)
+
+
+@pytest.mark.filterwarnings("ignore:Tight layout not applied")  # a figure label full of markup
 def test_hostile_text_stays_text_in_the_browser(tmp_path):
     """Both pages, rendered: no element the results wrote, no script ran, the text is all there."""
     _need_chromium()

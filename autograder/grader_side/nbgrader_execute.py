@@ -42,7 +42,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, ClearOutput, Deduplicat
                                     LimitOutput, NbGraderPreprocessor, OverwriteKernelspec)
 from traitlets import Bool, Float
 
-from autograder.grader_side import submitted
+from autograder.grader_side import markup, submitted
 from autograder.grader_side.lent_gradebook import one_transaction
 
 # The ``ename`` of a test cell's error output (nbgrader scores any error output 0).
@@ -138,14 +138,29 @@ class SaveAutoGrades(nbgrader_preprocessors.SaveAutoGrades):
 class SanitizeStudentHTML(SanitizeHTML):
     """After ``OverwriteCells``: HTML a student wrote (a markdown answer, a raw cell, a rich output)
     is escaped in the autograded notebook, which formgrader shows in the TA's Jupyter session and
-    ``generate_feedback`` turns into pages; the course's own locked cells keep their markup."""
+    ``generate_feedback`` turns into pages, and a markdown link, image or autolink whose target is
+    not http, https, mailto or relative is shown as text (``markup.safe_markdown``); the course's own
+    locked cells keep their markup."""
 
     enabled = Bool(True)
+
+    def preprocess(self, nb, resources):
+        self.budget = markup.Budget()    # per notebook: see markup.MAX_WORK
+        return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, index):
         if utils.is_locked(cell):
             return cell, resources
-        return super().preprocess_cell(cell, resources, index)
+        cell, resources = super().preprocess_cell(cell, resources, index)
+        budget = getattr(self, "budget", None) or markup.Budget()
+        if cell.cell_type == "markdown":
+            cell.source = markup.safe_markdown(cell.source, budget)
+        elif cell.cell_type == "code":
+            for output in cell.outputs:
+                data = output.get("data", {})
+                if isinstance(data.get("text/markdown"), str):
+                    data["text/markdown"] = markup.safe_markdown(data["text/markdown"], budget)
+        return cell, resources
 
 
 class CheckCellMetadata(nbgrader_preprocessors.CheckCellMetadata):
