@@ -81,8 +81,9 @@ def find_submissions(folder: Path) -> dict[str, Path]:
 
 def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
               progress=None, repo: Path = REPO, gradebook: bool = False, allow_weak_isolation: bool = False,
-              scheduler: str | None = None, insecure_cluster: bool = False) -> dict:
-    """Grade every submission in ``submissions``; returns the results document.
+              scheduler: str | None = None, insecure_cluster: bool = False, only: list[str] | None = None) -> dict:
+    """Grade every submission in ``submissions`` (or the students ``only`` names); returns the
+    results document.
 
     With ``gradebook``, each student is also written into the gradebook and autograded/ folder of
     the course at ``repo`` as soon as they are graded (while the others are being graded).
@@ -97,6 +98,11 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     for notebook in a.notebooks:
         a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
     students = find_submissions(submissions)
+    if only is not None:
+        missing = sorted(set(only) - set(students))
+        if missing:
+            raise CourseError(f"no submission of {missing[0]} in {submissions}")
+        students = {sid: students[sid] for sid in only}
     if scheduler:
         from autograder.grader_side import cluster
 

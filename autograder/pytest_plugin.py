@@ -16,9 +16,6 @@ does nothing.
 """
 from __future__ import annotations
 
-import shutil
-import stat
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -89,21 +86,12 @@ def _grade(config) -> dict:
     if many:
         return api.autograde(assignment or Assignment(repo=root).name, many, workers, timeout, repo=root)
     one = Path(one)
-    if not one.is_dir() or one.is_symlink():
-        raise api.CourseError(f"--submission {one} is not a folder: give <student>/<assignment>/ or <student>/")
     named = one.name if (root / "solutions" / one.name).is_dir() else None
     assignment = assignment or named or Assignment(repo=root).name
-    student = one.resolve().parent.name if named == assignment else one.name
-    with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / student
-        folder.mkdir()
-        for path in one.iterdir():      # the notebooks themselves: a link is left for the grader to refuse
-            info = path.lstat()
-            if stat.S_ISREG(info.st_mode) and path.suffix == ".ipynb":
-                shutil.copyfile(path, folder / path.name)
-            elif stat.S_ISLNK(info.st_mode):
-                (folder / path.name).symlink_to(path)
-        return api.autograde(assignment, Path(tmp), workers or 1, timeout, repo=root)
+    student = one.parent if named == assignment else one     # <student>/<assignment>/ or <student>/
+    if not student.parent.is_dir():
+        raise api.CourseError(f"--submission {one}: no such folder; give <student>/<assignment>/ or <student>/")
+    return api.autograde(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name])
 
 
 def _items(session, sid: str, result: dict):
