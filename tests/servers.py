@@ -213,6 +213,18 @@ class DaskCluster:
             stop(self.scheduler)
 
 
+def name_certificates(course: Path, cluster: "DaskCluster") -> Path:
+    """Copy the cluster's certificate files into ``course``/cluster and name them in its
+    nbgrader_config.py (relative to the course folder, as docs/scaling.md shows)."""
+    (course / "cluster").mkdir(exist_ok=True)
+    with open(course / "nbgrader_config.py", "a") as f:
+        f.write("\n# The course's dask cluster (docs/scaling.md).\n")
+        for trait, name in (("tls_ca_file", "ca"), ("tls_cert_file", "cert"), ("tls_key_file", "key")):
+            shutil.copy(cluster.tls[name], course / "cluster" / cluster.tls[name].name)
+            f.write(f"c.CourseAutograde.{trait} = {'cluster/' + cluster.tls[name].name!r}\n")
+    return course
+
+
 @pytest.fixture(scope="module")
 def dask_cluster(tmp_path_factory):
     """A scheduler and two single-thread worker processes on 127.0.0.1 for a test module (a test

@@ -5,7 +5,6 @@ in the middle of the run; a plain tcp:// scheduler is refused without --insecure
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 import threading
@@ -21,7 +20,7 @@ from autograder.tooling.demo import HOSTILE
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results
 from nbgrader_course import clone_course
-from servers import free_port
+from servers import free_port, name_certificates
 
 pytestmark = pytest.mark.slow
 
@@ -61,14 +60,7 @@ def test_the_local_run_has_varied_scores(local):
 def tls_course(course, dask_cluster, tmp_path_factory) -> Path:
     """A copy of the course whose nbgrader_config.py names the cluster's certificate files (relative
     to the course folder, as docs/scaling.md shows)."""
-    root = clone_course(course, tmp_path_factory.mktemp("tls-course"))
-    (root / "cluster").mkdir()
-    with open(root / "nbgrader_config.py", "a") as f:
-        f.write("\n# The course's dask cluster (docs/scaling.md).\n")
-        for trait, name in (("tls_ca_file", "ca"), ("tls_cert_file", "cert"), ("tls_key_file", "key")):
-            shutil.copy(dask_cluster.tls[name], root / "cluster" / dask_cluster.tls[name].name)
-            f.write(f"c.CourseAutograde.{trait} = {'cluster/' + dask_cluster.tls[name].name!r}\n")
-    return root
+    return name_certificates(clone_course(course, tmp_path_factory.mktemp("tls-course")), dask_cluster)
 
 
 def course_cli(cwd: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -17,6 +17,7 @@ from autograder import api
 from autograder.grader_side.assignment import Assignment
 from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import ASSIGNMENT, clone_course, gradebook_checks
+from servers import name_certificates
 
 pytestmark = pytest.mark.slow
 
@@ -140,7 +141,7 @@ def test_on_a_cluster_links_are_refused_by_the_grader_that_reads_them(graded, co
     from autograder.grader_side import cluster
 
     local = graded[0]["students"]
-    root = clone_course(course, tmp_path / "course")
+    root = name_certificates(clone_course(course, tmp_path / "course"), dask_cluster)
     a = _class(root)
     files = cluster.submission_files(a, root / "submitted" / "x_folder_link")
     assert all(isinstance(v, str) for v in files.values()) and len(files) == 2, files

@@ -6,6 +6,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import api
+from autograder.grader_side import checks
 from autograder.grader_side.assignment import Assignment, solved
 from autograder.grader_side.nbgrader_execute import use_stock_nbgrader
 from autograder.tooling.sampleclass import write_submission
@@ -49,7 +50,8 @@ def graded(stock):
 def test_the_solution_earns_all_100_autograded_points(graded):
     total, per_check = graded["ref"]
     assert total == 100.0
-    assert len(per_check) == 47 and all(score == top for score, top in per_check.values())
+    assert set(per_check) == {c.id for c in checks.all_checks()}
+    assert all(score == top for score, top in per_check.values())
 
 
 def test_the_untouched_release_earns_nothing(graded):

@@ -17,7 +17,7 @@ from autograder.grader_side import analysis, checks, contract, routes
 from autograder.grader_side.assignment import Assignment, notebook, solved
 from autograder.grader_side.misconceptions import catalogue, edits, variants
 from autograder.grader_side.pipeline import routes as step
-from autograder.grader_side.pipeline.submission import Cell, Env, Outcome, Submission
+from autograder.grader_side.pipeline.submission import Env, Outcome, Submission
 from autograder.tooling.sampleclass import write_submission
 
 GIVEN = "import math\n\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n" \

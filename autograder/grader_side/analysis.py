@@ -172,7 +172,7 @@ def _stop_all() -> None:
 
 def serve() -> None:
     """The helper's loop: a length-prefixed JSON request on stdin, its answer on stdout."""
-    from IPython.core.inputtransformer2 import TransformerManager  # noqa: F401  (loaded before any budget runs)
+    import IPython.core.inputtransformer2  # noqa: F401  (loaded before any budget runs)
 
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
