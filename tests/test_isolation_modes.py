@@ -3,7 +3,9 @@ namespaces (a filter that denies them, as Docker's default profile does).
 
 Each run is a real `course autograde` in its own process, on a class of an honest student and a
 spy whose B8 is right only if it can read none of the course, its hidden references or a
-classmate's notebook. Each run says which isolation it used; the spy reads nothing in either.
+classmate's notebook, and the demo's hostile notebooks. Each run says which isolation it used;
+the spy reads nothing in either, and each hostile notebook earns what it earns with every
+namespace.
 The runs see the machine through a bubblewrap view in which the Python installation is
 searchable by other users (on this machine it lives under /root), as it is on a TA's machine or
 in a container image.
@@ -21,6 +23,7 @@ import pytest
 
 from autograder.grader_side.assignment import REPO, Assignment, solved
 from autograder.grader_side.sandbox import acl
+from autograder.tooling.demo import HOSTILE
 
 pytestmark = pytest.mark.slow
 
@@ -75,6 +78,8 @@ def classroom(tmp_path_factory):
                str(root / "class" / "honest" / a.name / "build.ipynb")]
     b8 = solved(next(c.source for c in a.cells("build") if c.grade_id == "B8_code"))
     write_submission(root / "class" / "spy", a, edits={"B8_code": b8 + SPY.format(paths=secrets)})
+    for name, code in HOSTILE.items():
+        write_submission(root / "class" / f"x_{name}", a, extra_cells=[code])
     for path in root.parents:                       # the other user reaches the class and writes results
         if path != Path("/"):
             os.chmod(path, os.stat(path).st_mode | 0o005)
@@ -87,14 +92,27 @@ def classroom(tmp_path_factory):
 def _run(classroom: Path, name: str, wrapper: list[str], *flags: str, view: bool = True):
     out = classroom / f"{name}.json"
     command = [*(["bwrap", *_python_view(), "--"] if view else []), *wrapper, "autograde", "transformer-block", "--submissions",
-               str(classroom / "class"), "--out", str(out), "--workers", "1", "--no-gradebook", "--timeout", "30",
+               str(classroom / "class"), "--out", str(out), "--workers", "1", "--no-gradebook", "--timeout", "15",
                *flags]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "HOME": str(classroom), "PYTHONDONTWRITEBYTECODE": "1"})
     return done, (json.loads(out.read_text()) if out.exists() else {})
 
 
-def test_a_ta_who_is_not_root_gets_namespaces_and_the_spy_reads_nothing(classroom):
+@pytest.fixture(scope="module")
+def strong(classroom):
+    """The same class as root with every namespace: what each hostile notebook earns there."""
+    done, results = _run(classroom, "strong", [sys.executable, "-m", "autograder.cli"], view=False)
+    assert done.returncode == 0 and "weak" not in results["isolation"], done.stderr[-2000:]
+    return {sid: r["score"] for sid, r in results["students"].items()}
+
+
+def _hostile_earn_what_they_earn_with_namespaces(results, strong):
+    for sid in (f"x_{name}" for name in HOSTILE):
+        assert results["students"][sid]["score"] == strong[sid], sid
+
+
+def test_a_ta_who_is_not_root_gets_namespaces_and_the_spy_reads_nothing(classroom, strong):
     nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups", sys.executable, "-m",
               "autograder.cli"]
     done, results = _run(classroom, "not-root", nobody)
@@ -104,6 +122,7 @@ def test_a_ta_who_is_not_root_gets_namespaces_and_the_spy_reads_nothing(classroo
     assert iso["uid"].startswith("the grader's own uid 65534 (not root") and "user namespace" in iso["uid"]
     assert results["students"]["honest"]["score"] == 100.0
     assert results["students"]["spy"]["questions"]["B8"]["score"] == 10.0
+    _hostile_earn_what_they_earn_with_namespaces(results, strong)
 
 
 def test_where_namespaces_are_refused_the_grader_refuses_unless_told(classroom):
@@ -112,7 +131,7 @@ def test_where_namespaces_are_refused_the_grader_refuses_unless_told(classroom):
     assert "cannot be isolated" in done.stderr and "--allow-weak-isolation" in done.stderr
 
 
-def test_weak_isolation_as_root_uses_a_dedicated_uid_the_filter_and_acls(classroom):
+def test_weak_isolation_as_root_uses_a_dedicated_uid_the_filter_and_acls(classroom, strong):
     done, results = _run(classroom, "weak", [sys.executable, "-c", DENY_NAMESPACES], "--allow-weak-isolation")
     assert done.returncode == 0, done.stderr[-2000:]
     iso = results["isolation"]
@@ -122,6 +141,7 @@ def test_weak_isolation_as_root_uses_a_dedicated_uid_the_filter_and_acls(classro
     assert "weak isolation" in done.stderr
     assert results["students"]["honest"]["score"] == 100.0
     assert results["students"]["spy"]["questions"]["B8"]["score"] == 10.0, results["students"]["spy"]["flags"]
+    _hostile_earn_what_they_earn_with_namespaces(results, strong)
     # What the grader denied is given back when it stops.
     for path in (REPO / "solutions", classroom / "class"):
         assert all(uid < 61000 for tag, _, uid in acl._read(str(path)) if tag == acl._USER), path
