@@ -1,9 +1,10 @@
 """Gradescope's autograder: the package ``course gradescope-package`` builds, and what it runs.
 
 ``build`` writes ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at its root (Gradescope's
-"Autograder Specifications") and the course kit needed to grade: the package, ``solutions/`` (the
-hidden references and nbgrader's source notebooks), the release under ``assignments/``,
-``nbgrader_config.py`` and ``pyproject.toml``. Never tests, ``.git``, ``.venv``, caches or student data.
+"Autograder Specifications") and what grading needs: the kit (``autograder/``, ``pyproject.toml``)
+and the course's ``solutions/`` (the hidden references and nbgrader's source notebooks), its
+release under ``assignments/`` and ``nbgrader_config.py``. Never tests, ``.git``, ``.venv``, caches
+or student data: only those folders are read.
 
 ``setup.sh`` (run once, as root, when Gradescope builds the image) makes a virtual environment
 (``COURSE_VENV``, default ``/opt/course-venv``) and installs the kit into it with the pins of
@@ -42,9 +43,10 @@ from autograder.reports.escape import for_terminal
 
 DEFAULT_ROOT = "/autograder"
 DEFAULT_VENV = "/opt/course-venv"
-# What the package holds of the course folder ({a}: the assignment); everything else stays out.
-INCLUDE = ("pyproject.toml", "nbgrader_config.py", "autograder", "solutions/reference", "solutions/{a}",
-           "assignments/{a}")
+# What the package holds: the kit's code (from the checkout it runs from) and the course's
+# content (from the course folder; {a}: the assignment). Everything else stays out.
+KIT = ("pyproject.toml", "autograder")
+COURSE = ("nbgrader_config.py", "solutions/reference", "solutions/{a}", "assignments/{a}")
 SKIP_DIRS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis", ".mypy_cache", ".git", ".venv"}
 SKIP_SUFFIXES = (".pyc", ".pyo", ".egg-info", ".DS_Store")
 # Deterministic entries: the same course gives the same zip.
@@ -110,11 +112,11 @@ rm -f "$RESULTS"
 # results; student code runs as another uid where the grader is root.
 chmod go-rwx "$ROOT"
 chmod -R go-rwx "$SOURCE" "$ROOT/submission" "$ROOT/results" 2>/dev/null
-cd "$ROOT" || exit 0
+cd "$ROOT" 2>/dev/null || cd /
 PYTHONPATH="$SOURCE" "$PYTHON" -m autograder.tooling.gradescope @ASSIGNMENT@ --root "$ROOT"
 status=$?
 if [ ! -s "$RESULTS" ]; then
-  printf '{"score": 0.0, "output": "the autograder failed before grading (exit status %s): tell the course staff", "tests": [], "visibility": "visible", "stdout_visibility": "hidden"}\n' "$status" > "$RESULTS"
+  printf '{"score": 0.0, "execution_time": %d, "output": "the autograder failed before grading (exit status %d): tell the course staff", "tests": [], "visibility": "visible", "stdout_visibility": "hidden"}\n' "$SECONDS" "$status" > "$RESULTS"
 fi
 exit 0
 """
@@ -138,31 +140,30 @@ def scripts(assignment: str, repo: Path = REPO, extra_index_url: str = "") -> di
 
 
 def course_files(assignment: str, repo: Path = REPO) -> dict[str, Path]:
-    """Archive name -> file, for every file of the course the package holds. A link inside the
-    course folder is stored as what it points at (``autograder/student_side``); a link out of it
-    is an error."""
-    repo = repo.resolve()
+    """Archive name -> file, for every file the package holds: ``KIT`` from the kit's checkout,
+    ``COURSE`` from the course folder ``repo``. A link inside its folder is stored as what it points
+    at (``autograder/student_side``); a link out of it is an error."""
     files: dict[str, Path] = {}
 
-    def add(name: str, path: Path) -> None:
+    def add(name: str, path: Path, top: Path) -> None:
         if path.is_symlink():
             target = path.resolve()
-            if not target.is_relative_to(repo):
-                raise CourseError(f"{path} links out of the course folder ({target}): the package cannot hold it")
+            if not target.is_relative_to(top):
+                raise CourseError(f"{path} links out of {top} ({target}): the package cannot hold it")
             path = target
         if path.is_dir():
             for child in sorted(path.iterdir()):
-                skipped = child.name in SKIP_DIRS if child.is_dir() else False
-                if not skipped and not child.name.endswith(SKIP_SUFFIXES):
-                    add(f"{name}/{child.name}", child)
+                if not (child.name in SKIP_DIRS and child.is_dir()) and not child.name.endswith(SKIP_SUFFIXES):
+                    add(f"{name}/{child.name}", child, top)
         elif path.is_file():
             files[name] = path
 
-    for entry in INCLUDE:
-        name = entry.format(a=assignment)
-        if not (repo / name).exists():
-            raise CourseError(f"{repo / name} is missing: the package needs it (run `course release {assignment}`)")
-        add(name, repo / name)
+    for top, entries in ((REPO.resolve(), KIT), (Path(repo).resolve(), COURSE)):
+        for entry in entries:
+            name = entry.format(a=assignment)
+            if not (top / name).exists():
+                raise CourseError(f"{top / name} is missing: the package needs it (run `course release {assignment}`)")
+            add(name, top / name, top)
     return files
 
 
