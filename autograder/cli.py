@@ -62,7 +62,8 @@ def main(argv=None) -> int:
     p.add_argument("--gradescope", type=Path, default=None, help="also write Gradescope's results.json here")
     p.add_argument("--timeout", type=float, default=60.0)
 
-    p = sub.add_parser("gradescope-package", help="build Gradescope's autograder.zip (setup.sh, run_autograder, the kit)")
+    p = sub.add_parser("gradescope-package",
+                       help="build Gradescope's autograder.zip (setup.sh, run_autograder, the kit and the course)")
     p.add_argument("assignment", nargs="?", default=ASSIGNMENT)
     p.add_argument("--out", type=Path, default=Path("autograder.zip"))
 
