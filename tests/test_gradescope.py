@@ -264,3 +264,16 @@ def test_a_notebook_over_the_size_limit_is_refused_without_being_read(package, t
     concepts = sum(t["score"] for t in doc["tests"] if t["name"].startswith("C"))
     assert concepts == sum(t["max_score"] for t in doc["tests"] if t["name"].startswith("C")) > 0
     assert nbformat.reads(nb["concepts.ipynb"].decode(), as_version=4).cells
+
+
+def test_course_grade_writes_the_same_format_for_one_submission(tmp_path):
+    """`course grade ... --gradescope` and the package share one function, so one format."""
+    upload = notebooks(tmp_path / "nb")
+    course = Path(sys.executable).with_name("course")
+    proc = subprocess.run([str(course), "grade", *(str(tmp_path / "nb" / name) for name in upload),
+                           "--gradescope", str(tmp_path / "results.json")],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "results.json").read_text())
+    jsonschema.validate(doc, RESULTS)
+    assert doc["score"] == 100 and doc["output"].splitlines()[-1].startswith("isolation: ")
