@@ -24,11 +24,14 @@ from pathlib import Path
 import jsonschema
 import nbformat
 import pytest
+from docker_seccomp import run_under
 from packaging.requirements import Requirement
 
 from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.checks import all_checks
 from autograder.tooling.sampleclass import write_submission
+
+PROFILE = REPO / "docs" / "seccomp-course.json"
 
 VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
 FORMAT = {"enum": ["text", "html", "simple_format", "md", "ansi"]}
@@ -110,9 +113,11 @@ def unpack(package: Path, target: Path) -> None:
 
 
 def run_autograder(package: Path, root: Path, upload: dict[str, bytes] | None = None, python=sys.executable,
-                   build=None) -> dict:
+                   build=None, namespaces_refused: bool = False) -> dict:
     """Gradescope's layout at ``root``, the upload in submission/, run_autograder run as Gradescope
-    runs it (copied to <root>/run_autograder, working folder <root>); returns results.json."""
+    runs it (copied to <root>/run_autograder, working folder <root>); returns results.json.
+    ``namespaces_refused``: under Docker's default treatment of namespaces, as in Gradescope's
+    containers (tests/docker_seccomp.py)."""
     for part in ("source", "submission", "results"):
         (root / part).mkdir(parents=True)
     unpack(package, root / "source")
@@ -125,8 +130,12 @@ def run_autograder(package: Path, root: Path, upload: dict[str, bytes] | None = 
     # No PYTHONPATH: run_autograder must import the package's own copy of the kit.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(AUTOGRADER_ROOT=str(root), COURSE_PYTHON=str(python))
-    proc = subprocess.run([str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=600)
+    command = [str(root / "run_autograder")]
+    if namespaces_refused:
+        proc = run_under(PROFILE, "docker-namespaces", command, root.parent, cwd=root, env=env,
+                         capture_output=True, text=True, timeout=600)
+    else:
+        proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((root / "results" / "results.json").read_text())
     jsonschema.validate(doc, RESULTS)
@@ -224,6 +233,17 @@ def test_the_reference_in_an_uploaded_zip_scores_full_marks(package, tmp_path):
     doc = run_autograder(package, tmp_path / "root", {"transformer-block.zip": archive.getvalue()})
     assert doc["score"] == 100
     assert "from transformer-block.zip:my work/build.ipynb" in doc["output"]
+
+
+def test_where_namespaces_are_refused_it_grades_with_weak_isolation_and_says_so(package, tmp_path):
+    if not shutil.which("bwrap"):
+        pytest.skip("bubblewrap is not installed (make sandbox)")
+    doc = run_autograder(package, tmp_path / "root", notebooks(tmp_path / "nb"), namespaces_refused=True)
+    assert doc["score"] == 100
+    assert "namespaces were refused here, so the isolation is weak" in doc["output"]
+    line = next(x for x in doc["output"].splitlines() if x.startswith("isolation: "))
+    assert line.startswith("isolation: weak: ")     # why, first
+    assert_isolation_stated(doc)
 
 
 def test_the_untouched_release_scores_zero(package, tmp_path):
