@@ -189,8 +189,7 @@ def grade(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: P
     return grade_one(notebooks, assignment, timeout, repo)["students"]["student"]
 
 
-def grade_one(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: Path = REPO,
-              allow_weak_isolation: bool = False) -> dict:
+def grade_one(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: Path = REPO) -> dict:
     """``grade``, returning the whole results document of this class of one: the student is
     ``students["student"]``, and ``isolation`` says what their code ran under."""
     import tempfile
@@ -203,8 +202,7 @@ def grade_one(notebooks: list[Path], assignment: str, timeout: float = 60.0, rep
         (folder / "student").mkdir(parents=True)
         for path in notebooks:
             shutil.copy(path, folder / "student" / Path(path).name)
-        return autograde(assignment, folder, workers=1, timeout=timeout, repo=repo,
-                         allow_weak_isolation=allow_weak_isolation)
+        return autograde(assignment, folder, workers=1, timeout=timeout, repo=repo)
 
 
 def gradescope_package(assignment: str, out: Path, repo: Path = REPO) -> Path:
