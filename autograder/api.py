@@ -5,7 +5,8 @@
 - ``course_root``: the course folder a command works on (the one it is run in)
 - ``autograde``: grade a folder of submissions in sandboxed children, in parallel, and (with
   ``gradebook=True``) record them in nbgrader's gradebook and autograded/; ``write_csv``
-- ``grade``: grade one submission; ``gradescope``: its results in Gradescope's format
+- ``grade`` (``grade_one``: with the isolation it ran under): grade one submission; ``gradescope``:
+  its results in Gradescope's format; ``gradescope_package``: Gradescope's autograder.zip
 - ``compare_nbgrader``: flag every check nbgrader's autograde scored differently
 """
 from __future__ import annotations
@@ -24,8 +25,8 @@ from autograder.reports.exports import gradescope, write_csv, write_json
 from autograder.tooling.release import make_course, nbgrader, release, scheduled
 
 __all__ = ["CourseError", "autograde", "autograded_folder", "compare_nbgrader", "course_root", "find_submissions",
-           "grade", "gradescope", "make_course", "nbgrader", "record_gradebook", "release", "scheduled",
-           "submitted_folder", "write_csv", "write_json"]
+           "grade", "grade_one", "gradescope", "gradescope_package", "make_course", "nbgrader", "record_gradebook",
+           "release", "scheduled", "submitted_folder", "write_csv", "write_json"]
 
 
 # ---- the course folder ---------------------------------------------------------------------------
@@ -199,6 +200,12 @@ def grade_safely(student, folder, env, refused=None) -> dict:
 
 def grade(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: Path = REPO) -> dict:
     """Grade one submission given as its notebook files (named concepts.ipynb / build.ipynb)."""
+    return grade_one(notebooks, assignment, timeout, repo)["students"]["student"]
+
+
+def grade_one(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: Path = REPO) -> dict:
+    """``grade``, returning the whole results document of this class of one: the student is
+    ``students["student"]``, and ``isolation`` says what their code ran under."""
     import tempfile
 
     missing = [str(p) for p in notebooks if not Path(p).is_file()]
@@ -209,7 +216,15 @@ def grade(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: P
         (folder / "student").mkdir(parents=True)
         for path in notebooks:
             shutil.copy(path, folder / "student" / Path(path).name)
-        return autograde(assignment, folder, workers=1, timeout=timeout, repo=repo)["students"]["student"]
+        return autograde(assignment, folder, workers=1, timeout=timeout, repo=repo)
+
+
+def gradescope_package(assignment: str, out: Path, repo: Path = REPO) -> Path:
+    """Gradescope's autograder package for ``assignment`` of the course at ``repo``, written to
+    ``out`` (``autograder.tooling.gradescope``)."""
+    from autograder.tooling import gradescope as package
+
+    return package.build(assignment, out, repo)
 
 
 # ---- cross-check with nbgrader -------------------------------------------------------------

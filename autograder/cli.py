@@ -65,6 +65,11 @@ def main(argv=None) -> int:
     p.add_argument("--gradescope", type=Path, default=None, help="also write Gradescope's results.json here")
     p.add_argument("--timeout", type=float, default=60.0)
 
+    p = sub.add_parser("gradescope-package",
+                       help="build Gradescope's autograder.zip (setup.sh, run_autograder, the kit and the course)")
+    p.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    p.add_argument("--out", type=Path, default=Path("autograder.zip"))
+
     p = sub.add_parser("demo", help="grade a generated sample class end to end and write every output")
     p.add_argument("--out", type=Path, default=REPO / "out" / "demo")
 
@@ -133,7 +138,8 @@ def _autograde(args) -> int:
 
 
 def _grade(args) -> int:
-    result = api.grade(args.notebooks, args.assignment, args.timeout, repo=api.course_root())
+    doc = api.grade_one(args.notebooks, args.assignment, args.timeout, repo=api.course_root())
+    result = doc["students"]["student"]
     for qid, q in result["questions"].items():
         score = "manual" if q["score"] is None else f"{q['score']:g}/{q['max_score']:g}"
         lost = q["score"] != q["max_score"]
@@ -141,7 +147,13 @@ def _grade(args) -> int:
     print(f"total {result['score']:g}/{result['max_score']:g} ({result['status']})"
           + (f": {for_terminal(result['reason'])}" if result["reason"] else ""))
     if args.gradescope:
-        api.write_json(api.gradescope(result), args.gradescope)
+        api.write_json(api.gradescope(result, doc["seconds"], doc["isolation"]), args.gradescope)
+    return 0
+
+
+def _gradescope_package(args) -> int:
+    out = api.gradescope_package(args.assignment, args.out, api.course_root())
+    print(f"wrote {out}: upload it as the autograder of a Gradescope programming assignment")
     return 0
 
 
@@ -221,8 +233,8 @@ def summary(results: dict) -> str:
     return "\n".join(lines)
 
 
-COMMANDS = {"release": _release, "autograde": _autograde, "grade": _grade, "demo": _demo, "mutants": _mutants,
-            "checks": _checks}
+COMMANDS = {"release": _release, "autograde": _autograde, "grade": _grade, "gradescope-package": _gradescope_package,
+            "demo": _demo, "mutants": _mutants, "checks": _checks}
 
 if __name__ == "__main__":
     sys.exit(main())

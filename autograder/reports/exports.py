@@ -73,16 +73,43 @@ def write_json(doc: dict, path: Path) -> None:
     path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
 
 
-def gradescope(result: dict) -> dict:
-    """Gradescope's results.json for one graded submission: a test per check, hidden ones shown
-    only after grades are published; a check whose points wait for a TA says it is awaiting review."""
+def gradescope(result: dict, execution_time: float | None = None, isolation: dict | None = None,
+               notes: tuple[str, ...] = ()) -> dict:
+    """Gradescope's results.json for one graded submission (the format of
+    gradescope-autograders.readthedocs.io, "Autograder Specifications"): a test per check, numbered
+    ``<question>.<n>`` in the results' order, hidden ones shown only after grades are published; a
+    check whose points wait for a TA says it is awaiting review. The top-level ``output`` holds the
+    reason a submission could not be graded, what is graded by hand, ``notes`` and, when given, the
+    isolation the student's code ran under, exactly as the sandbox reported it. The grader's own
+    stdout is for the instructor only (``stdout_visibility: hidden``)."""
     tests = []
     for qid, q in result.get("questions", {}).items():
-        for row in q.get("checks", []):
+        for n, row in enumerate(q.get("checks", []), 1):
             output = row["message"] or "passed"
             if row.get("review") and not row.get("passed"):
                 output = f"awaiting review: a TA decides these points ({output}; your answer: {row['review']})"
-            tests.append({"name": f"{row['id']}", "score": row["score"], "max_score": row["max_score"],
+            tests.append({"name": f"{row['id']}", "number": f"{qid}.{n}", "score": row["score"],
+                          "max_score": row["max_score"], "status": "passed" if row.get("passed") else "failed",
                           "output": output, "visibility": "after_published" if row["hidden"] else "visible"})
-    output = result.get("reason") or ""
-    return {"score": result["score"], "output": output, "tests": tests, "visibility": "visible"}
+    lines = [f"could not be graded: {result['reason']}"] if result.get("reason") else []
+    manual = [f"{qid} ({q['max_score']:g} points)" for qid, q in result.get("questions", {}).items() if q.get("manual")]
+    if manual:
+        lines.append(f"graded by hand later, not in this score: {', '.join(manual)}")
+    lines += list(notes)
+    if isolation is not None:
+        lines.append("isolation: " + describe_isolation(isolation))
+    doc = {"score": result["score"], "output": "\n".join(lines), "tests": tests, "visibility": "visible",
+           "stdout_visibility": "hidden"}
+    if execution_time is not None:
+        doc["execution_time"] = max(0, round(execution_time))
+    return doc
+
+
+def describe_isolation(isolation: dict) -> str:
+    """The sandbox's ``isolation`` record as one line: every field it reported, as it reported it
+    (``weak`` first: why namespaces could not be had)."""
+    def text(value) -> str:
+        return ", ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+    keys = sorted(isolation, key=lambda k: k != "weak")
+    return "; ".join(f"{k}: {text(isolation[k])}" for k in keys) or "none reported"

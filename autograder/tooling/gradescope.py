@@ -1,0 +1,347 @@
+"""Gradescope's autograder: the package ``course gradescope-package`` builds, and what it runs.
+
+``build`` writes ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at its root (Gradescope's
+"Autograder Specifications") and what grading needs: the kit (``autograder/``, ``pyproject.toml``)
+and the course's ``solutions/`` (the hidden references and nbgrader's source notebooks), its
+release under ``assignments/`` and ``nbgrader_config.py``. Never tests, ``.git``, ``.venv``, caches
+or student data: only those folders are read.
+
+``setup.sh`` (run once, as root, when Gradescope builds the image) makes a virtual environment
+(``COURSE_VENV``, default ``/opt/course-venv``) and installs the kit into it with the pins of
+``pyproject.toml``; an extra package index (for torch's CPU wheels) is whatever
+``COURSE_EXTRA_INDEX_URL`` names when the package is built or when setup.sh runs.
+
+``run_autograder`` (run once per submission, as root) makes the course's files, the upload and the
+results readable by the grading user only, then runs ``python -m autograder.tooling.gradescope``,
+which grades the upload and writes ``results/results.json``; if that fails without writing it,
+run_autograder writes a score-0 results.json with the reason. The root is ``AUTOGRADER_ROOT``
+(default ``/autograder``), the Python ``COURSE_PYTHON`` (default the venv's).
+
+What a student uploads: ``concepts.ipynb`` and ``build.ipynb``, at the top or in any folder, or
+a zip archive holding them (the first place each name is found, nearest the top, is graded;
+``__MACOSX/``, ``.ipynb_checkpoints/`` and hidden folders are skipped, links are never followed).
+A container grades one submission, so grading is allowed to fall back to weak isolation
+(``allow_weak_isolation=True``) where the container refuses namespaces; the results say so and
+state the isolation in force.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import stat
+import sys
+import tempfile
+import time
+import tomllib
+import zipfile
+from pathlib import Path
+
+from autograder.grader_side.assignment import REPO, Assignment, CourseError
+from autograder.reports.escape import for_terminal
+
+DEFAULT_ROOT = "/autograder"
+DEFAULT_VENV = "/opt/course-venv"
+# What the package holds: the kit's code (from the checkout it runs from) and the course's
+# content (from the course folder; {a}: the assignment). Everything else stays out.
+KIT = ("pyproject.toml", "autograder")
+COURSE = ("nbgrader_config.py", "solutions/reference", "solutions/{a}", "assignments/{a}")
+SKIP_DIRS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis", ".mypy_cache", ".git", ".venv"}
+SKIP_SUFFIXES = (".pyc", ".pyo", ".egg-info", ".DS_Store")
+# Deterministic entries: the same course gives the same zip.
+STAMP = (2020, 1, 1, 0, 0, 0)
+
+SETUP_SH = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image (written by
+# `course gradescope-package`): a virtual environment with the course kit, pinned as in its
+# pyproject.toml, and the system packages the sandbox uses.
+set -euo pipefail
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+SOURCE="$ROOT/source"
+VENV="${COURSE_VENV:-/opt/course-venv}"
+EXTRA_INDEX_URL="${COURSE_EXTRA_INDEX_URL:-@EXTRA_INDEX_URL@}"
+
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+# bubblewrap: namespaces where the container allows them; libseccomp2: the system-call filter
+apt-get install -y -qq bubblewrap libseccomp2 >/dev/null
+
+PYTHON=""
+for candidate in python3.13 python3.12 python3.11 python3; do
+  if command -v "$candidate" >/dev/null && "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))'; then
+    PYTHON="$candidate"
+    break
+  fi
+done
+if [ -z "$PYTHON" ]; then
+  apt-get install -y -qq python3.11 python3.11-venv >/dev/null
+  PYTHON=python3.11
+fi
+"$PYTHON" -m venv "$VENV" || { apt-get install -y -qq "$PYTHON-venv" >/dev/null && "$PYTHON" -m venv "$VENV"; }
+
+PIP=("$VENV/bin/python" -m pip install --quiet --disable-pip-version-check)
+if [ -n "$EXTRA_INDEX_URL" ]; then
+  PIP+=(--extra-index-url "$EXTRA_INDEX_URL")
+fi
+"${PIP[@]}" --upgrade pip
+# The kit's dependencies exactly as pyproject.toml pins them, then the kit itself (editable: the
+# hidden references stay in $SOURCE, which only root may read).
+"${PIP[@]}" @PINS@
+"${PIP[@]}" -e "$SOURCE"
+
+# The course's files for the grading user only; the environment readable by the student's uid.
+chmod -R go-rwx "$SOURCE"
+chmod -R go-w,a+rX "$VENV"
+"$VENV/bin/python" -c "import torch, nbformat, autograder.tooling.gradescope"
+"""
+
+RUN_AUTOGRADER = r"""#!/usr/bin/env bash
+# Gradescope runs this once per submission, as root, in a fresh container (written by
+# `course gradescope-package`): it grades $ROOT/submission into $ROOT/results/results.json and
+# leaves a results.json there whatever the upload is.
+set -u
+ROOT="${AUTOGRADER_ROOT:-/autograder}"
+PYTHON="${COURSE_PYTHON:-${COURSE_VENV:-/opt/course-venv}/bin/python}"
+SOURCE="$ROOT/source"
+RESULTS="$ROOT/results/results.json"
+
+mkdir -p "$ROOT/results"
+rm -f "$RESULTS"
+# Only the grading user may read the course's files (the hidden references), the upload and the
+# results; student code runs as another uid where the grader is root.
+chmod go-rwx "$ROOT"
+chmod -R go-rwx "$SOURCE" "$ROOT/submission" "$ROOT/results" 2>/dev/null
+cd "$ROOT" 2>/dev/null || cd /
+PYTHONPATH="$SOURCE" "$PYTHON" -m autograder.tooling.gradescope @ASSIGNMENT@ --root "$ROOT"
+status=$?
+if [ ! -s "$RESULTS" ]; then
+  printf '{"score": 0.0, "execution_time": %d, "output": "the autograder failed before grading (exit status %d): tell the course staff", "tests": [], "visibility": "visible", "stdout_visibility": "hidden"}\n' "$SECONDS" "$status" > "$RESULTS"
+fi
+exit 0
+"""
+
+
+# ---- the package ---------------------------------------------------------------------------
+
+def pins(repo: Path = REPO) -> list[str]:
+    """The kit's dependencies as its pyproject.toml pins them."""
+    return list(tomllib.loads((repo / "pyproject.toml").read_text())["project"]["dependencies"])
+
+
+def scripts(assignment: str, repo: Path = REPO, extra_index_url: str = "") -> dict[str, str]:
+    """setup.sh and run_autograder for ``assignment``, filled in."""
+    for text in (assignment, extra_index_url):
+        if any(c in text for c in "\"'`$\\\n"):
+            raise CourseError(f"{text!r} cannot be written into a shell script: use plain characters")
+    return {"setup.sh": SETUP_SH.replace("@PINS@", " ".join(shlex.quote(p) for p in pins(repo)))
+                                .replace("@EXTRA_INDEX_URL@", extra_index_url),
+            "run_autograder": RUN_AUTOGRADER.replace("@ASSIGNMENT@", shlex.quote(assignment))}
+
+
+def course_files(assignment: str, repo: Path = REPO) -> dict[str, Path]:
+    """Archive name -> file, for every file the package holds: ``KIT`` from the kit's checkout,
+    ``COURSE`` from the course folder ``repo``. A link inside its folder is stored as what it points
+    at (``autograder/student_side``); a link out of it is an error."""
+    files: dict[str, Path] = {}
+
+    def add(name: str, path: Path, top: Path) -> None:
+        if path.is_symlink():
+            target = path.resolve()
+            if not target.is_relative_to(top):
+                raise CourseError(f"{path} links out of {top} ({target}): the package cannot hold it")
+            path = target
+        if path.is_dir():
+            for child in sorted(path.iterdir()):
+                if not (child.name in SKIP_DIRS and child.is_dir()) and not child.name.endswith(SKIP_SUFFIXES):
+                    add(f"{name}/{child.name}", child, top)
+        elif path.is_file():
+            files[name] = path
+
+    for top, entries in ((REPO.resolve(), KIT), (Path(repo).resolve(), COURSE)):
+        for entry in entries:
+            name = entry.format(a=assignment)
+            if not (top / name).exists():
+                raise CourseError(f"{top / name} is missing: the package needs it (run `course release {assignment}`)")
+            add(name, top / name, top)
+    return files
+
+
+def build(assignment: str, out: Path, repo: Path = REPO) -> Path:
+    """Write Gradescope's autograder package for ``assignment`` of the course at ``repo`` to ``out``."""
+    a = Assignment(assignment, repo)
+    for notebook in a.notebooks:
+        a.cells(notebook)           # the source notebooks exist
+        a.cells(notebook, released=True)
+    extra = os.environ.get("COURSE_EXTRA_INDEX_URL", "")
+    entries = {name: text.encode() for name, text in scripts(assignment, repo, extra).items()}
+    files = course_files(assignment, repo)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(out.name + ".partial")
+    with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries.items():
+            z.writestr(_entry(name, 0o755), data)
+        for name, path in sorted(files.items()):
+            mode = 0o755 if os.stat(path).st_mode & stat.S_IXUSR else 0o644
+            z.writestr(_entry(name, mode), path.read_bytes())
+    partial.replace(out)
+    return out
+
+
+def _entry(name: str, mode: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, STAMP)
+    info.external_attr = (stat.S_IFREG | mode) << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info
+
+
+# ---- what run_autograder runs ----------------------------------------------------------------
+
+class UploadError(ValueError):
+    """The upload holds nothing to grade; the message says why, in one line, for the student."""
+
+
+def find_notebooks(upload: Path, names: list[str]) -> tuple[dict[str, tuple], list[str]]:
+    """Where each notebook ``names`` is in the upload: name -> ("file", path) or ("zip", archive,
+    member), and notes for the student (duplicates, links skipped). Files win over zip archives."""
+    notes: list[str] = []
+    files: dict[str, list] = {n: [] for n in names}
+    archives: list[Path] = []
+    others: list[str] = []
+    if not upload.is_dir() or upload.is_symlink():
+        raise UploadError("nothing was uploaded")
+    for folder, dirs, entries in os.walk(upload, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if d not in ("__MACOSX", ".ipynb_checkpoints") and not d.startswith("."))
+        for entry in sorted(entries):
+            path = Path(folder) / entry
+            rel = path.relative_to(upload).as_posix()
+            mode = os.lstat(path).st_mode
+            if stat.S_ISLNK(mode):
+                notes.append(f"{rel} is a link and was not read")
+            elif not stat.S_ISREG(mode):
+                continue
+            elif entry in files:
+                files[entry].append((len(path.relative_to(upload).parts), rel, ("file", path)))
+            elif entry.lower().endswith(".zip"):
+                archives.append(path)
+            elif not entry.startswith("."):
+                others.append(rel)
+    if not any(files.values()):
+        for archive in archives:
+            rel = archive.relative_to(upload).as_posix()
+            try:
+                with zipfile.ZipFile(archive) as z:
+                    for info in z.infolist():
+                        parts = info.filename.split("/")
+                        link = stat.S_ISLNK(info.external_attr >> 16)
+                        if (info.is_dir() or link or parts[-1] not in files
+                                or any(p in ("__MACOSX", ".ipynb_checkpoints", "..") or p.startswith(".")
+                                       for p in parts[:-1])):
+                            continue
+                        files[parts[-1]].append((len(parts), f"{rel}:{info.filename}", ("zip", archive, info)))
+            except (zipfile.BadZipFile, OSError) as exc:
+                notes.append(f"{rel} is not a readable zip archive ({exc})")
+    found = {}
+    for name, places in files.items():
+        if places:
+            places.sort(key=lambda p: (p[0], p[1]))
+            found[name] = (places[0][1], places[0][2])
+            if len(places) > 1:
+                notes.append(f"{len(places)} files named {name}; graded {places[0][1]}")
+    if not found:
+        seen = ", ".join(others[:5] + [a.relative_to(upload).as_posix() for a in archives][:5]) or "no files"
+        raise UploadError(f"no {' or '.join(names)} in the upload (found: {seen}): upload the notebooks, "
+                          f"named {' and '.join(names)}, or a zip archive of them")
+    return found, notes
+
+
+def stage(found: dict[str, tuple], folder: Path, limit: int) -> None:
+    """Copy each found notebook into ``folder``, never through a link. A file over ``limit``
+    bytes becomes a sparse file of its size, which the grader's reader refuses with its size."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, (_, where) in found.items():
+        target = folder / name
+        if where[0] == "file":
+            fd = os.open(where[1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as f, open(target, "wb") as out:
+                size = os.fstat(f.fileno()).st_size
+                if size > limit:
+                    out.truncate(size)
+                else:
+                    out.write(f.read(limit + 1))
+        else:
+            _, archive, info = where
+            with zipfile.ZipFile(archive) as z, open(target, "wb") as out:
+                if info.file_size > limit:
+                    out.truncate(info.file_size)
+                else:
+                    with z.open(info) as f:
+                        out.write(f.read(limit + 1))
+
+
+def failed(reason: str, started: float, notes: list[str] = ()) -> dict:
+    """A results.json for an upload that could not be graded: score 0 and the reason, one line."""
+    from autograder.reports.exports import gradescope
+
+    result = {"score": 0.0, "reason": reason, "questions": {}}
+    return gradescope(result, time.monotonic() - started, notes=tuple(notes))
+
+
+def run(assignment: str, root: Path, timeout: float = 60.0, started: float | None = None) -> dict:
+    """Grade ``root/submission`` with the course at ``root/source``: Gradescope's results dict."""
+    from autograder import api
+    from autograder.grader_side.pipeline.read import MAX_BYTES
+
+    started = time.monotonic() if started is None else started
+    source = root / "source"
+    a = Assignment(assignment, source)
+    names = [f"{n}.ipynb" for n in a.notebooks]
+    try:
+        found, notes = find_notebooks(root / "submission", names)
+    except UploadError as exc:
+        return failed(str(exc), started)
+    notes = [f"graded {', '.join(f'{name} (from {rel})' for name, (rel, _) in found.items())}", *notes]
+    with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
+        submissions = Path(tmp) / "submissions"
+        stage(found, submissions / "student", MAX_BYTES)
+        try:
+            doc = api.autograde(assignment, submissions, workers=1, timeout=timeout, repo=source,
+                                allow_weak_isolation=True)
+        except CourseError as exc:
+            return failed(f"the autograder could not grade: {exc}", started, notes)
+    isolation = doc["isolation"]
+    notes.append("one submission in this container: graded with allow_weak_isolation=True (Gradescope mode); "
+                 + ("namespaces were refused here, so the isolation is weak" if isolation.get("weak")
+                    else "the full sandbox was available and used"))
+    return api.gradescope(doc["students"]["student"], time.monotonic() - started, isolation, tuple(notes))
+
+
+def main(argv=None) -> int:
+    """``python -m autograder.tooling.gradescope ASSIGNMENT [--root /autograder]``: always writes
+    ``ROOT/results/results.json`` and exits 0 once it has."""
+    started = time.monotonic()
+    parser = argparse.ArgumentParser(prog="python -m autograder.tooling.gradescope",
+                                     description="grade ROOT/submission into ROOT/results/results.json")
+    parser.add_argument("assignment")
+    parser.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", DEFAULT_ROOT)))
+    parser.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
+    args = parser.parse_args(argv)
+    try:
+        doc = run(args.assignment, args.root, args.timeout, started)
+    except Exception as exc:     # never leave without a results.json
+        doc = failed(f"the autograder failed: {type(exc).__name__}: {exc}"[:400], started)
+    target = args.root / "results" / "results.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name("results.json.partial")
+    partial.write_text(json.dumps(doc, indent=1) + "\n")
+    os.chmod(partial, 0o600)
+    partial.replace(target)
+    print(f"{target}: score {doc['score']:g}, {len(doc['tests'])} tests")
+    for line in doc["output"].splitlines():
+        print(for_terminal(line))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

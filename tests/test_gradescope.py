@@ -1,0 +1,299 @@
+"""Gradescope's autograder package, built by the real command and run in Gradescope's folder layout.
+
+`course gradescope-package` packages a copy of the course folder littered with what must stay out
+(.git, tests, student data, caches). Each case unzips the package into a scratch root laid out
+like Gradescope's (`<root>/source/`, `<root>/submission/`, `<root>/results/`) and runs the
+package's own `run_autograder` with AUTOGRADER_ROOT=<root> and this test's Python (setup.sh needs
+the network, so it is only checked: syntax and pins). Every results.json is validated against the
+fields of Gradescope's "Autograder Specifications".
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import jsonschema
+import nbformat
+import pytest
+from docker_seccomp import run_under
+from packaging.requirements import Requirement
+
+from autograder.grader_side.assignment import REPO, Assignment
+from autograder.grader_side.checks import all_checks
+from autograder.tooling.sampleclass import write_submission
+
+PROFILE = REPO / "docs" / "seccomp-course.json"
+
+VISIBILITY = {"enum": ["hidden", "after_due_date", "after_published", "visible"]}
+FORMAT = {"enum": ["text", "html", "simple_format", "md", "ansi"]}
+# Gradescope's results.json: the documented fields only, with the ones this kit promises required.
+TEST = {
+    "type": "object",
+    "required": ["name", "number", "score", "max_score", "output", "visibility"],
+    "properties": {
+        "name": {"type": "string", "minLength": 1},
+        "number": {"type": "string", "pattern": r"^[A-Z]\d+\.\d+$"},
+        "score": {"type": "number", "minimum": 0},
+        "max_score": {"type": "number", "minimum": 0},
+        "status": {"enum": ["passed", "failed"]},
+        "output": {"type": "string"},
+        "visibility": VISIBILITY,
+        "name_format": FORMAT, "output_format": FORMAT,
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "extra_data": {"type": "object"},
+    },
+    "additionalProperties": False,
+}
+RESULTS = {
+    "type": "object",
+    "required": ["score", "execution_time", "output", "visibility", "stdout_visibility", "tests"],
+    "properties": {
+        "score": {"type": "number", "minimum": 0},
+        "execution_time": {"type": "number", "minimum": 0},
+        "output": {"type": "string"},
+        "output_format": FORMAT, "test_output_format": FORMAT, "test_name_format": FORMAT,
+        "visibility": VISIBILITY,
+        "stdout_visibility": VISIBILITY,
+        "extra_data": {"type": "object"},
+        "tests": {"type": "array", "items": TEST},
+        "leaderboard": {"type": "array"},
+    },
+    "additionalProperties": False,
+}
+
+# What a course folder holds that must never reach the package.
+LITTER = (".git/HEAD", ".venv/bin/python", "tests/test_secret.py", "submitted/alice/transformer-block/build.ipynb",
+          "autograded/alice/transformer-block/build.ipynb", "feedback/alice/transformer-block/build.html",
+          "downloaded/transformer-block/archive/alice_build.ipynb", "gradebook.db", "results.json",
+          "course-grades.csv", "out/demo/results.json", "solutions/reference/__pycache__/norms.cpython-311.pyc",
+          "solutions/transformer-block/.ipynb_checkpoints/build-checkpoint.ipynb", ".pytest_cache/README.md")
+
+
+@pytest.fixture(scope="module")
+def course_folder(tmp_path_factory) -> Path:
+    """A copy of the course folder with everything that must stay out of the package in it."""
+    folder = tmp_path_factory.mktemp("course") / "course"
+    shutil.copytree(REPO, folder, symlinks=True,
+                    ignore=shutil.ignore_patterns(".git", ".venv", "__pycache__", "out", "submitted"))
+    for name in LITTER:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("student data or a cache\n")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def package(course_folder, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("package") / "autograder.zip"
+    env = {k: v for k, v in os.environ.items() if k != "COURSE_EXTRA_INDEX_URL"}
+    course = Path(sys.executable).with_name("course")
+    proc = subprocess.run([str(course), "gradescope-package", "transformer-block", "--out", str(out)],
+                          cwd=course_folder, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert str(out) in proc.stdout
+    return out
+
+
+def unpack(package: Path, target: Path) -> None:
+    """Unzip keeping each entry's mode, as Gradescope's unzip does."""
+    with zipfile.ZipFile(package) as z:
+        for info in z.infolist():
+            path = z.extract(info, target)
+            mode = info.external_attr >> 16
+            if mode:
+                os.chmod(path, stat.S_IMODE(mode))
+
+
+def run_autograder(package: Path, root: Path, upload: dict[str, bytes] | None = None, python=sys.executable,
+                   build=None, namespaces_refused: bool = False) -> dict:
+    """Gradescope's layout at ``root``, the upload in submission/, run_autograder run as Gradescope
+    runs it (copied to <root>/run_autograder, working folder <root>); returns results.json.
+    ``namespaces_refused``: under Docker's default treatment of namespaces, as in Gradescope's
+    containers (tests/docker_seccomp.py)."""
+    for part in ("source", "submission", "results"):
+        (root / part).mkdir(parents=True)
+    unpack(package, root / "source")
+    shutil.copy2(root / "source" / "run_autograder", root / "run_autograder")
+    for name, data in (upload or {}).items():
+        (root / "submission" / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / "submission" / name).write_bytes(data)
+    if build:
+        build(root / "submission")
+    # No PYTHONPATH: run_autograder must import the package's own copy of the kit.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(AUTOGRADER_ROOT=str(root), COURSE_PYTHON=str(python))
+    command = [str(root / "run_autograder")]
+    if namespaces_refused:
+        proc = run_under(PROFILE, "docker-namespaces", command, root.parent, cwd=root, env=env,
+                         capture_output=True, text=True, timeout=600)
+    else:
+        proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((root / "results" / "results.json").read_text())
+    jsonschema.validate(doc, RESULTS)
+    if doc["tests"]:
+        assert doc["score"] == pytest.approx(sum(t["score"] for t in doc["tests"]))
+    return doc
+
+
+def notebooks(folder: Path, **kwargs) -> dict[str, bytes]:
+    """A submission's two notebooks as bytes, from the course's own material."""
+    written = write_submission(folder, Assignment(), nested=False, **kwargs)
+    return {p.name: p.read_bytes() for p in sorted(written.glob("*.ipynb"))}
+
+
+def assert_isolation_stated(doc: dict) -> None:
+    assert "allow_weak_isolation=True" in doc["output"]
+    line = next(x for x in doc["output"].splitlines() if x.startswith("isolation: "))
+    assert "seccomp" in line and "rlimits" in line     # what the sandbox reported, field by field
+
+
+# ---- the package itself ----------------------------------------------------------------------
+
+def test_the_package_holds_the_kit_and_none_of_the_course_folders_litter(package):
+    names = zipfile.ZipFile(package).namelist()
+    assert {"setup.sh", "run_autograder", "pyproject.toml", "nbgrader_config.py"} <= set(names)
+    for must in ("solutions/reference/norms.py", "solutions/transformer-block/build.ipynb",
+                 "solutions/transformer-block/concepts.ipynb", "assignments/transformer-block/build.ipynb",
+                 "autograder/tooling/gradescope.py", "autograder/student_side/server.py"):
+        assert must in names
+    for name in names:
+        assert not name.startswith(("tests/", ".git", ".venv/", "submitted/", "autograded/", "feedback/",
+                                    "downloaded/", "out/")), name
+        assert "__pycache__" not in name and ".ipynb_checkpoints" not in name and not name.endswith(".pyc")
+        assert name not in ("gradebook.db", "results.json", "course-grades.csv")
+    modes = {i.filename: i.external_attr >> 16 for i in zipfile.ZipFile(package).infolist()}
+    assert modes["setup.sh"] & 0o111 and modes["run_autograder"] & 0o111
+
+
+def test_setup_pins_the_environment_as_pyproject_does(package):
+    setup = zipfile.ZipFile(package).read("setup.sh").decode()
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+    pinned = {Requirement(d).name: Requirement(d) for d in deps}
+    assert str(pinned["torch"].specifier) == "==2.13.0"
+    assert "0.9.5" in pinned["nbgrader"].specifier and "0.10.0" not in pinned["nbgrader"].specifier
+    pip_line = next(line for line in setup.splitlines() if line.startswith('"${PIP[@]}" ') and "torch" in line)
+    assert shlex.split(pip_line)[1:] == deps          # every pin, exactly as pyproject.toml writes it
+    assert '-e "$SOURCE"' in setup and 'chmod -R go-rwx "$SOURCE"' in setup
+    assert "://" not in setup                         # no index is named unless COURSE_EXTRA_INDEX_URL says so
+
+
+def test_an_extra_index_is_whatever_the_environment_names(course_folder, tmp_path):
+    out = tmp_path / "autograder.zip"
+    env = dict(os.environ, COURSE_EXTRA_INDEX_URL="file:///srv/wheels")
+    subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope-package", "--out", str(out)],
+                   cwd=course_folder, env=env, check=True, capture_output=True, timeout=300)
+    setup = zipfile.ZipFile(out).read("setup.sh").decode()
+    assert 'EXTRA_INDEX_URL="${COURSE_EXTRA_INDEX_URL:-file:///srv/wheels}"' in setup
+
+
+@pytest.mark.parametrize("script", ["setup.sh", "run_autograder"])
+def test_bash_accepts_the_scripts(package, tmp_path, script):
+    path = tmp_path / script
+    path.write_bytes(zipfile.ZipFile(package).read(script))
+    proc = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+# ---- grading in Gradescope's layout ----------------------------------------------------------
+
+def test_the_reference_in_a_folder_scores_full_marks(package, tmp_path):
+    upload = {f"transformer-block/{k}": v for k, v in notebooks(tmp_path / "nb").items()}
+    doc = run_autograder(package, tmp_path / "root", upload)
+    assert doc["score"] == 100 and sum(t["max_score"] for t in doc["tests"]) == 100
+    assert all(t["status"] == "passed" and t["score"] == t["max_score"] for t in doc["tests"])
+    checks = {c.id: c for c in all_checks()}
+    for t in doc["tests"]:
+        assert t["visibility"] == ("after_published" if checks[t["name"]].hidden else "visible")
+        assert t["number"].split(".")[0] == t["name"].split("_")[0]
+    assert len({t["number"] for t in doc["tests"]}) == len(doc["tests"])
+    assert "graded by hand later, not in this score: C8 (4 points)" in doc["output"]
+    assert_isolation_stated(doc)
+    # only the grading user reads the course's files, the upload and the results
+    for path in (tmp_path / "root", tmp_path / "root" / "source" / "solutions" / "reference" / "norms.py",
+                 tmp_path / "root" / "submission" / "transformer-block" / "build.ipynb",
+                 tmp_path / "root" / "results" / "results.json"):
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
+
+
+def test_the_reference_in_an_uploaded_zip_scores_full_marks(package, tmp_path):
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        for name, data in notebooks(tmp_path / "nb").items():
+            z.writestr(f"my work/{name}", data)
+        z.writestr("__MACOSX/my work/._build.ipynb", b"resource fork")
+    doc = run_autograder(package, tmp_path / "root", {"transformer-block.zip": archive.getvalue()})
+    assert doc["score"] == 100
+    assert "from transformer-block.zip:my work/build.ipynb" in doc["output"]
+
+
+def test_where_namespaces_are_refused_it_grades_with_weak_isolation_and_says_so(package, tmp_path):
+    if not shutil.which("bwrap"):
+        pytest.skip("bubblewrap is not installed (make sandbox)")
+    doc = run_autograder(package, tmp_path / "root", notebooks(tmp_path / "nb"), namespaces_refused=True)
+    assert doc["score"] == 100
+    assert "namespaces were refused here, so the isolation is weak" in doc["output"]
+    line = next(x for x in doc["output"].splitlines() if x.startswith("isolation: "))
+    assert line.startswith("isolation: weak: ")     # why, first
+    assert_isolation_stated(doc)
+
+
+def test_the_untouched_release_scores_zero(package, tmp_path):
+    doc = run_autograder(package, tmp_path / "root", notebooks(tmp_path / "nb", untouched=True))
+    assert doc["score"] == 0 and len(doc["tests"]) > 40
+    assert all(t["status"] == "failed" for t in doc["tests"])
+    assert_isolation_stated(doc)
+
+
+def test_files_that_are_not_notebooks_score_zero_with_the_reason(package, tmp_path):
+    doc = run_autograder(package, tmp_path / "root", {"concepts.ipynb": b"%PDF-1.4 not a notebook",
+                                                       "build.ipynb": b"\x00\x01"})
+    assert doc["score"] == 0
+    assert doc["output"].splitlines()[0].startswith("could not be graded: ")
+    assert "concepts.ipynb could not be read" in doc["output"] and "build.ipynb could not be read" in doc["output"]
+
+
+def test_an_upload_without_the_notebooks_scores_zero_with_one_line_saying_so(package, tmp_path):
+    doc = run_autograder(package, tmp_path / "root", {"report.pdf": b"%PDF-1.4"})
+    assert doc["score"] == 0 and doc["tests"] == []
+    assert doc["output"] == ("could not be graded: no concepts.ipynb or build.ipynb in the upload (found: report.pdf): "
+                             "upload the notebooks, named concepts.ipynb and build.ipynb, or a zip archive of them")
+
+
+def test_a_broken_autograder_still_leaves_a_results_json(package, tmp_path):
+    doc = run_autograder(package, tmp_path / "root", {"report.pdf": b"%PDF"}, python=tmp_path / "no-python")
+    assert doc["score"] == 0 and doc["tests"] == []
+    assert "the autograder failed before grading" in doc["output"]
+
+
+def test_a_notebook_over_the_size_limit_is_refused_without_being_read(package, tmp_path):
+    def huge(folder: Path) -> None:
+        with open(folder / "build.ipynb", "wb") as f:
+            f.truncate(64 * 2**20)       # sparse: 64 MiB that cost nothing
+    nb = notebooks(tmp_path / "nb")
+    doc = run_autograder(package, tmp_path / "root", {"concepts.ipynb": nb["concepts.ipynb"]}, build=huge)
+    assert "build.ipynb could not be read: it is 64 MiB, over the 20 MiB limit" in doc["output"]
+    concepts = sum(t["score"] for t in doc["tests"] if t["name"].startswith("C"))
+    assert concepts == sum(t["max_score"] for t in doc["tests"] if t["name"].startswith("C")) > 0
+    assert nbformat.reads(nb["concepts.ipynb"].decode(), as_version=4).cells
+
+
+def test_course_grade_writes_the_same_format_for_one_submission(tmp_path):
+    """`course grade ... --gradescope` and the package share one function, so one format."""
+    upload = notebooks(tmp_path / "nb")
+    course = Path(sys.executable).with_name("course")
+    proc = subprocess.run([str(course), "grade", *(str(tmp_path / "nb" / name) for name in upload),
+                           "--gradescope", str(tmp_path / "results.json")],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads((tmp_path / "results.json").read_text())
+    jsonschema.validate(doc, RESULTS)
+    assert doc["score"] == 100 and doc["output"].splitlines()[-1].startswith("isolation: ")

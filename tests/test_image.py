@@ -1,0 +1,173 @@
+"""The container image for TAs without Linux, tested where no container engine is.
+
+The Dockerfile may only build through Makefile targets that exist and that `make test` runs
+itself; the seccomp profile we ship must be a valid Docker profile that allows what the sandbox
+needs. The profile is also loaded for real (through libseccomp, as Docker's runtime does) around a
+grader: the full sandbox starts under it and grades the reference to 100, and the same profile
+with Docker's default treatment of namespaces makes the sandbox refuse.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from docker_seccomp import run_under
+
+from autograder.grader_side.assignment import REPO, Assignment
+from autograder.tooling.sampleclass import write_submission
+
+DOCKERFILE = REPO / "Dockerfile"
+PROFILE = REPO / "docs" / "seccomp-course.json"
+ACTIONS = {"SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD",
+           "SCMP_ACT_TRAP", "SCMP_ACT_TRACE", "SCMP_ACT_LOG"}
+# What bubblewrap and each grading session call that Docker's default profile refuses without CAP_SYS_ADMIN
+# (autograder/grader_side/sandbox/: view.py's bwrap options, lifecycle.py's unshare, view.enter's mounts).
+SANDBOX_NEEDS = {"clone", "unshare", "mount", "umount2", "pivot_root", "setns", "sethostname"}
+# What Docker's default profile refuses and no grading step needs: still refused.
+STILL_DENIED = {"keyctl", "add_key", "request_key", "bpf", "perf_event_open", "kexec_load", "init_module",
+                "finit_module", "delete_module", "ptrace", "process_vm_readv", "process_vm_writev", "reboot",
+                "swapon", "userfaultfd", "open_by_handle_at", "acct", "settimeofday"}
+
+
+def instructions() -> list[tuple[str, str]]:
+    """The Dockerfile's instructions (keyword, arguments), continuation lines joined."""
+    text = re.sub(r"\\\n", " ", DOCKERFILE.read_text())
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+    return [(line.split(None, 1)[0].upper(), line.split(None, 1)[1] if " " in line else "") for line in lines]
+
+
+def make_dry_run(*targets: str) -> list[str]:
+    """The commands ``make`` would run for ``targets``, with a venv that is never up to date."""
+    proc = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(REPO), "VENV=/nonexistent/venv",
+                           *targets], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.splitlines()
+
+
+# ---- the Dockerfile -------------------------------------------------------------------------
+
+def test_the_image_is_built_only_by_make_targets_that_exist_and_make_test_runs():
+    steps = instructions()
+    runs = [args for kind, args in steps if kind == "RUN"]
+    targets = []
+    for run in runs:
+        for command in (c.strip() for c in run.split("&&")):
+            words = shlex.split(command)
+            if words[0] == "make":
+                targets += words[1:]
+    assert "image-deps" in targets
+    assert not any("pip" in run for run in runs), "the environment is the Makefile's business"
+    # every target exists (make -n fails on an unknown one) ...
+    image = make_dry_run(*targets)
+    # ... and `make test` and `make test-fast` run exactly the same steps first
+    for suite in ("test", "test-fast"):
+        assert make_dry_run(suite)[:len(image)] == image
+    assert any("pip install" in line and "-e" in line for line in image)
+    assert any("bubblewrap libseccomp2" in line for line in image)
+
+
+def test_the_image_runs_the_python_the_kit_requires_and_copies_what_exists():
+    base = next(args for kind, args in instructions() if kind == "FROM")
+    version = re.match(r"python:(\d+)\.(\d+)-slim-bookworm$", base)
+    assert version, base
+    required = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["requires-python"]
+    assert tuple(map(int, version.groups())) >= tuple(map(int, required.removeprefix(">=").split(".")))
+    for kind, args in instructions():
+        if kind == "COPY":
+            *sources, _ = shlex.split(args)
+            assert all((REPO / s).exists() for s in sources), args
+    env = " ".join(args for kind, args in instructions() if kind == "ENV")
+    assert "/opt/course/.venv/bin" in env
+    assert next(args for kind, args in instructions() if kind == "USER") != "root"
+
+
+def test_the_build_context_leaves_out_the_environment_git_and_student_data():
+    ignored = {line.strip() for line in (REPO / ".dockerignore").read_text().splitlines()
+               if line.strip() and not line.startswith("#")}
+    assert {".git", ".venv", "tests", "submitted", "autograded", "feedback", "downloaded", "gradebook.db", "out",
+            "results.json", "autograder.zip", "**/__pycache__"} <= ignored
+    # and nothing the kit needs to install or grade
+    assert not ignored & {"autograder", "solutions", "assignments", "pyproject.toml", "Makefile", "nbgrader_config.py"}
+
+
+# ---- the seccomp profile ----------------------------------------------------------------------
+
+def _libseccomp():
+    try:
+        lib = ctypes.CDLL("libseccomp.so.2")
+    except OSError:
+        pytest.skip("libseccomp2 is not installed (make sandbox)")
+    lib.seccomp_syscall_resolve_name.argtypes = [ctypes.c_char_p]
+    return lib
+
+
+def test_the_seccomp_profile_is_a_docker_profile_allowing_what_the_sandbox_needs():
+    profile = json.loads(PROFILE.read_text())
+    assert profile["defaultAction"] in ACTIONS
+    allowed, denied = set(), set()
+    lib = _libseccomp()
+    for rule in profile["syscalls"]:
+        assert set(rule) <= {"names", "action", "errnoRet", "args", "comment", "includes", "excludes"}
+        assert rule["action"] in ACTIONS and rule["names"] and isinstance(rule.get("errnoRet", 1), int)
+        for name in rule["names"]:
+            assert lib.seccomp_syscall_resolve_name(name.encode()) != -1, f"{name} is no system call"
+        (allowed if rule["action"] == "SCMP_ACT_ALLOW" else denied).update(rule["names"])
+    assert SANDBOX_NEEDS <= allowed and not SANDBOX_NEEDS & denied
+    # Docker's documented refusals, kept (a denylist: every other call is left to the capabilities
+    # Docker withholds and, for student code, to the sandbox's own filter)
+    assert profile["defaultAction"] == "SCMP_ACT_ALLOW" and STILL_DENIED <= denied
+    readme = (REPO / "README.md").read_text()
+    assert "--security-opt seccomp=docs/seccomp-course.json" in readme
+
+
+GRADE = r'''
+import json, sys
+from pathlib import Path
+from autograder import api
+try:
+    doc = api.autograde("transformer-block", Path(sys.argv[1]), workers=1)
+except api.CourseError as exc:
+    print(json.dumps({"refused": str(exc)}))
+else:
+    print(json.dumps({"isolation": doc["isolation"], "score": doc["students"]["ref"]["score"]}))
+'''
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("class")
+    write_submission(folder / "ref", Assignment(), nested=False)
+    return folder
+
+
+def under_profile(mode: str, submissions: Path, tmp_path: Path) -> dict:
+    if not shutil.which("bwrap"):
+        pytest.skip("bubblewrap is not installed (make sandbox)")
+    _libseccomp()
+    proc = run_under(PROFILE, mode, [sys.executable, "-c", GRADE, str(submissions)], tmp_path,
+                     capture_output=True, text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_the_full_sandbox_starts_and_grades_under_the_profile(reference, tmp_path):
+    with_profile = under_profile("profile", reference, tmp_path)
+    assert with_profile.get("score") == 100, with_profile
+    isolation = with_profile["isolation"]
+    assert "weak" not in isolation
+    assert isolation["pid"] == "namespace" and isolation["network"] == "namespace"
+    assert isolation["filesystem"].startswith("allowlist (bubblewrap)")
+
+
+def test_without_the_profiles_namespace_allowances_the_sandbox_refuses(reference, tmp_path):
+    docker_default = under_profile("docker-namespaces", reference, tmp_path)
+    assert "cannot be isolated here" in docker_default.get("refused", ""), docker_default
