@@ -56,6 +56,8 @@ class Grading:
             raise pytest.UsageError(str(exc)) from None
         session.items = [item for sid, result in self.results["students"].items()
                          for item in _items(session, sid, result)]
+        # As a collector would report them: the terminal then says "collected N items".
+        config.hook.pytest_collectreport(report=pytest.CollectReport("", "passed", None, list(session.items)))
         config.hook.pytest_collection_modifyitems(session=session, config=config, items=session.items)
         config.hook.pytest_collection_finish(session=session)
         session.testscollected = len(session.items)
@@ -64,7 +66,7 @@ class Grading:
     def pytest_terminal_summary(self, terminalreporter):
         for sid, result in self.results.get("students", {}).items():
             waiting = [q for q in result.get("needs_manual_grade", [])]
-            line = f"{sid}: {result['score']:g} / {result['max_score']:g} points"
+            line = f"{sid}: {result['score']:g} / {result['max_score']:g} points (the whole submission)"
             if waiting:
                 line += f"; waiting for a TA: {', '.join(waiting)}"
             if result.get("reason"):
@@ -146,7 +148,8 @@ class Check(pytest.Item):
         if row["passed"]:
             return
         if row.get("review"):
-            pytest.skip(f"awaiting a TA's review: {row['message']}")
+            message = row["message"]
+            pytest.skip(message if message.startswith("awaiting") else f"awaiting a TA's review: {message}")
         raise CheckFailed(row["message"])
 
     def repr_failure(self, excinfo, style=None):

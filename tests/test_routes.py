@@ -187,6 +187,11 @@ DISGUISES = {
  "called_later": ([HONEST_B1, "def sneaky():\n    import sys\n    sys.modules['__main__'].layer_norm = F.layer_norm\n", "sneaky()"], "B1"),
  "called_through_another": ([HONEST_B1, "def sneaky():\n    globals()['layer_norm'] = F.layer_norm\n", "def outer():\n    sneaky()\n", "outer()"], "B1"),
  "called_through_frames": ([HONEST_B1, "def sneaky():\n    import inspect\n    inspect.currentframe().f_back.f_globals['layer_norm'] = F.layer_norm\n", "def outer():\n    sneaky()\n", "outer()"], "B1"),
+ "star_alias_before_own_def": (["from torch.nn.functional import *\n_f = layer_norm\n" + _ln("return _f(x, x.shape[-1:], g, b, eps)")], "B1"),
+ "star_in_a_closure": (["from torch.nn.functional import *\ndef make():\n    f = layer_norm\n    return lambda x, g, b, eps=1e-5: f(x, x.shape[-1:], g, b, eps)\nlayer_norm = make()"], "B1"),
+ "vars_with_a_constant_key": ([_ln("return vars(F)['layer_norm'](x, x.shape[-1:], g, b, eps)")], "B1"),
+ "copies_a_global_by_a_computed_name": (["ref = F.layer_norm", HONEST_B1, "globals()['layer_norm'] = globals()['r' + 'ef']"], "B1"),
+ "update_from_a_helper": (["def make():\n    return {'layer_norm': F.layer_norm}", HONEST_B1, "globals().update(make())"], "B1"),
 }
 # Honest code the old name-based rules got wrong, or that uses a less common allowed helper: clean.
 UNUSUAL_BUT_HONEST = {
@@ -196,6 +201,11 @@ UNUSUAL_BUT_HONEST = {
  "float64_b1": ([_ln("y = x.double()\nmu = y.mean(dim=-1, keepdim=True)\nvar = ((y - mu) ** 2).mean(dim=-1, keepdim=True)\nreturn (g * ((y - mu) / torch.sqrt(var + eps)) + b).to(x.dtype)")], "B1"),
  "typed_b1": (["from typing import Optional\ndef layer_norm(x: torch.Tensor, g: torch.Tensor, b: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:\n    mu = x.mean(-1, keepdim=True)\n    if x.ndim < 1:\n        raise ValueError('need a last dim')\n    return g * (x - mu) * torch.rsqrt(x.var(-1, keepdim=True, unbiased=False) + eps) + b"], "B1"),
  "reflection_in_a_function_never_called": ([HONEST_B1, "def rms_norm(x, g, eps=1e-6):\n    return g * x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)", "def helper():\n    import sys\n    return sys.modules['torch']\n"], "B2"),
+ "its_own_name_in_strings": ([_ln("name = 'layer_norm'\n_calls = {}\n_calls['layer_norm'] = 1\nif x.ndim == 0:\n    raise ValueError('layer_norm')\nmu = x.mean(-1, keepdim=True)\nreturn g * (x - mu) / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + eps) + b")], "B1"),
+ "rms_norm_names_itself_in_an_error": (["def rms_norm(x, g, eps=1e-6):\n    if x.ndim == 0:\n        raise ValueError('rms_norm')\n    return g * x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)"], "B2"),
+ "star_import_then_its_own_def": (["from torch.nn.functional import *\n" + HONEST_B1], "B1"),
+ "scratch_loop_storing_tensors_by_name": ([HONEST_B1, "for name in ['a', 'b']:\n    globals()[name] = torch.randn(3)"], "B1"),
+ "scratch_update_with_a_literal": ([HONEST_B1, "globals().update({'a': torch.zeros(2)})"], "B1"),
  "torch_triu_full": (["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n        T = x.size(1)\n        m = torch.full((T, T), float('-inf')).triu(1)\n        return F.softmax(x @ x.transpose(-2, -1) + m, dim=-1) @ x"], "B6"),
 }
 
@@ -213,6 +223,16 @@ def test_honest_code_is_proved_clean(name):
     cells, question = UNUSUAL_BUT_HONEST[name]
     verdict = routes.judge([GIVEN, *cells], [question])[question]
     assert verdict.status == "clean", verdict.message()
+
+
+@pytest.mark.parametrize("scratch", ["globals()['ref'] = F.layer_norm", "globals().update(ref=F.layer_norm)",
+                                     "vars()['ref'] = F.layer_norm"])
+def test_a_store_that_may_redefine_anything_is_a_tas_question_not_a_route(scratch):
+    """A scratch cell writing F.layer_norm under a computed name may, or may not, replace the
+    question's code: that is for a TA, never a proof that the honest code takes the route."""
+    verdict = routes.judge([GIVEN, HONEST_B1, scratch], ["B1", "B2"])
+    assert verdict["B1"].status == "unsure" and verdict["B2"].status == "unsure", verdict
+    assert not any(f.kind == "route" for v in verdict.values() for f in v.findings)
 
 
 def test_an_unlisted_function_is_named_with_its_full_path():
@@ -350,6 +370,10 @@ def test_a_judge_out_of_budget_leaves_every_route_question_to_a_ta():
     step.run(sub, Env(a, sandbox=None))
     for q in ("B1", "B2", "B3", "B6", "B7"):
         assert _waiting(sub, q) and "budget" in sub.to_review[q], q
+    sub = _submission(a, [HONEST_B1, magic], seconds=0.5)
+    sub.outcomes["B4_relu"] = Outcome(False, "`MLP` is not defined")          # a check that failed meanwhile
+    step.run(sub, Env(a, sandbox=None))
+    assert sub.outcomes["B4_relu"].review and "ran as written" in sub.outcomes["B4_relu"].review
     assert analysis.read([("x = 1", True, True)], ["B1"], ["cell 1"]).failure == ""   # a new helper serves the next
 
 

@@ -285,6 +285,8 @@ class _Stmt:
     now: set = field(default_factory=set)       # global names used when the statement runs
     later: set = field(default_factory=set)     # global names used when its functions run
     opaque: str = ""                # why it may bind any name at all ("" if it cannot)
+    blind: bool = False             # ... with values the statement does not show (exec, reflection)
+    stores: set = field(default_factory=set)    # ids of globals()/vars() calls only written through
     latent: str = ""                # why its functions may, once called
     star: str = ""                  # module of a star import
     nodes: list = field(default_factory=list)   # (node, inside a function body) in ast.walk's order
@@ -471,6 +473,13 @@ def _analyse(stmt: _Stmt) -> None:
         return
     _uses(table, stmt, now=True)
     called = {id(sub.func) for sub, _ in stmt.nodes if isinstance(sub, ast.Call)}
+    # globals()/vars() only written through (``globals()[k] = v``, ``globals().update(...)``): what
+    # they may bind is the value the statement shows, which the judge reads.
+    stores = {id(t.value) for sub, _ in stmt.nodes if isinstance(sub, (ast.Assign, ast.AugAssign, ast.Delete))
+              for t in (sub.targets if isinstance(sub, (ast.Assign, ast.Delete)) else [sub.target])
+              if isinstance(t, ast.Subscript)}
+    stores |= {id(sub.func.value) for sub, _ in stmt.nodes if isinstance(sub, ast.Call)
+               and isinstance(sub.func, ast.Attribute) and sub.func.attr in ("update", "setdefault", "__setitem__")}
     for sym in table.get_symbols():
         if (sym.is_assigned() or sym.is_imported()) and sym.get_name() not in stmt.binds:
             stmt.binds[sym.get_name()] = "touch"
@@ -495,17 +504,22 @@ def _analyse(stmt: _Stmt) -> None:
                 isinstance(sub.args[1], ast.Call) and isinstance(sub.args[1].func, ast.Name)
                 and sub.args[1].func.id == "globals")
             if runs and (code is None or not isinstance(_fold(code), str)) and not own_namespace:
-                stmt.opaque = "runs code built at run time"
+                stmt.opaque, stmt.blind = "runs code built at run time", True
             if isinstance(sub.func, ast.Name) and not sub.args and (
                     sub.func.id == "globals" or sub.func.id in ("vars", "locals") and not in_function):
                 stmt.opaque = stmt.opaque or f"writes names through {sub.func.id}()"
+                if id(sub) in stores:
+                    stmt.stores.add(id(sub))
+                else:
+                    stmt.blind = True
         if isinstance(sub, ast.Name) and sub.id in ("builtins", "__builtins__"):
-            stmt.opaque = stmt.opaque or "changes Python's builtins"
+            stmt.opaque, stmt.blind = stmt.opaque or "changes Python's builtins", True
         reason = _reaches_anything(sub, called, stmt.binds)
         if reason and in_function:
             stmt.latent = stmt.latent or reason
         elif reason:
             stmt.opaque = stmt.opaque or reason
+            stmt.blind = stmt.blind or not reason.startswith("assigns through")
         if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute):
             root, attrs = _root(sub.func), _chain(sub.func)[1]
             if root is not None:
@@ -515,7 +529,7 @@ def _analyse(stmt: _Stmt) -> None:
         if isinstance(sub, ast.Call):
             magic = _magic(sub)
             if magic is not None and magic[0] not in _INERT_MAGICS | _CODE_MAGICS:
-                stmt.opaque = stmt.opaque or f"runs the IPython magic %{magic[0]}"
+                stmt.opaque, stmt.blind = stmt.opaque or f"runs the IPython magic %{magic[0]}", True
 
 
 def _reaches_anything(node, called: set, binds: dict) -> str:
@@ -565,6 +579,7 @@ class _Program:
         self.stmts = stmts
         self.records: dict[str, list[tuple[int, str]]] = {}
         self.reasons = self._opaque(stmts)    # statement -> why it may bind any name at all
+        self.called_opaque = {i for i in self.reasons if not stmts[i].opaque}   # through code they call
         self.opaque = sorted(self.reasons)
         self.stars = [(i, s.star) for i, s in enumerate(stmts) if s.star]
         self.aliases: dict[str, set[str]] = {}     # name -> the dotted paths an import binds it to
@@ -603,32 +618,50 @@ class _Program:
                     latent[i], changed = later, True
         return reasons
 
-    def defs(self, name: str, at: int | None = None) -> set[int]:
-        """Statements that may give ``name`` its value: at statement ``at``, or once every cell ran."""
-        records = self.records.get(name, [])
-        binds = [i for i, how in records if how == "bind"]
+    def window(self, name: str, at: int | None = None, later: bool = False) -> tuple[int, int]:
+        """The statements [start, end) whose effects ``name`` may have at statement ``at`` (or once
+        every cell ran): from its last plain binding before, up to its next one; ``later``: in a
+        function statement ``at`` defines, which may be called at any time after, so up to the end."""
+        binds = [i for i, how in self.records.get(name, []) if how == "bind"]
         if at is None:
-            start, end = max(binds, default=-1), len(self.stmts)
-        else:
-            start = max((i for i in binds if i < at), default=-1)
-            end = min((i for i in binds if i >= at), default=len(self.stmts))
-        found = {i for i, _ in records if start <= i < end} | {i for i in self.opaque if start <= i < end}
-        if not records:
-            found |= {i for i, _ in self.stars if i < end}
-        return found
+            return max(binds, default=-1), len(self.stmts)
+        return (max((i for i in binds if i < at), default=-1),
+                len(self.stmts) if later else min((i for i in binds if i >= at), default=len(self.stmts)))
 
-    def reach(self, names) -> list[int]:
-        todo = [i for n in names for i in self.defs(n)]
-        seen: set[int] = set()
+    def defs(self, name: str, at: int | None = None, later: bool = False) -> tuple[set[int], set[int]]:
+        """(statements that bind or patch ``name`` in its window, statements there that may bind
+        any name at all): what may give ``name`` its value at statement ``at``."""
+        start, end = self.window(name, at, later)
+        found = {i for i, _ in self.records.get(name, []) if start <= i < end}
+        found |= {i for i, _ in self.stars if start <= i < end}
+        return found, {i for i in self.opaque if start <= i < end} - found
+
+    def stars_giving(self, name: str, at: int, later: bool) -> list[str]:
+        """The modules of star imports that may give ``name`` its value at ``at``. (A module name a
+        star import may give again, like ``torch`` from ``torch.nn.functional``, is the same module.)"""
+        if any("." not in path for path in self.aliases.get(name, ())):
+            return []
+        start, end = self.window(name, at, later)
+        return [m for i, m in self.stars if start <= i < end]
+
+    def reach(self, names) -> tuple[list[int], set[int]]:
+        """(every statement the code of ``names`` reaches, those among them reached only because
+        they may bind any name: a route there is a TA's question, not a proof)."""
+        todo = [(i, maybe) for n in names for group, maybe in zip(self.defs(n), (False, True)) for i in group]
+        seen: dict[int, bool] = {}
         while todo:
-            i = todo.pop()
-            if i in seen:
+            i, maybe = todo.pop()
+            if i in seen and (maybe or not seen[i]):
                 continue
-            seen.add(i)
+            seen[i] = maybe
             s = self.stmts[i]
-            todo += [j for n in s.now for j in self.defs(n, i)]
-            todo += [j for n in s.later for j in self.defs(n)]
-        return sorted(seen)
+            for n in s.now:
+                for group, via in zip(self.defs(n, i), (maybe, True)):
+                    todo += [(j, via) for j in group]
+            for n in s.later:
+                for group, via in zip(self.defs(n, i, later=True), (maybe, True)):
+                    todo += [(j, via) for j in group]
+        return sorted(seen), {i for i, maybe in seen.items() if maybe}
 
 
 def _imported(node) -> list[tuple[str, str]]:
@@ -815,8 +848,13 @@ class _Scanner:
         self.rule, self.program, self.labels = rule, program, labels
         self.findings: list[Finding] = []
         self.inside_string = 0      # the line of the exec(...) whose code is being read, if any
+        self.doubtful = False       # the statement is reached only because it may bind any name
+        self.at = 0                 # the statement being read
+        self.shown_stores: set = set()  # its globals() calls only written through, when that is all it hides
 
     def add(self, kind, family, reason, node, where, name=""):
+        if kind == "route" and self.doubtful:   # it may not be what the question runs: a TA decides
+            kind, reason = "unsure", f"a statement that may redefine it {reason}"
         try:
             code = ast.unparse(node)
         except Exception:
@@ -828,9 +866,14 @@ class _Scanner:
                                                     name)))
 
     def stmt(self, i: int) -> None:
+        self.at = i
         s = self.program.stmts[i]
-        if i in self.program.reasons:
+        # A statement reached only because it may bind any name, whose values are all in sight, is
+        # judged by those values alone.
+        shown = self.doubtful and not s.blind and not s.latent and i not in self.program.called_opaque
+        if i in self.program.reasons and not shown:
             self.add("unsure", "dynamic", f"{self.program.reasons[i]}, which may redefine it", s.node, (s.cell, s.line))
+        self.shown_stores = s.stores if shown else set()
         nodes = [n for n, _ in s.nodes] if s.nodes else list(ast.walk(s.node))
         self.walk_nodes(nodes, s, 0, s.now | s.later)
 
@@ -920,7 +963,8 @@ class _Scanner:
                 for a in node.names:
                     self.route(a.name, node, s, torch_root, f"imports {a.name} from {node.module}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in ctx.docstrings:
-            for w in _words(node.value):
+            words = _words(node.value)   # a dotted or aten:: reference ("aten::native_layer_norm"); a bare
+            for w in words if len(words) > 1 else ():   # word is a name in a message or a key, not a use
                 if self.route(w, node, s, True, f"names {w} in a string"):
                     break
         elif isinstance(node, ast.Subscript):
@@ -940,7 +984,18 @@ class _Scanner:
         if paths and id(node) not in ctx.inner:
             for p in sorted(paths):
                 self.path(p, node, s, "subclasses" if id(node) in ctx.bases else "uses")
-        if not global_here or node.id in self.program.records or node.id in _IPYTHON_NAMES:
+        if not global_here or node.id in _IPYTHON_NAMES:
+            return
+        stars = self.program.stars_giving(node.id, self.at, node.id not in s.now)
+        if stars:
+            given = [m for m in stars if m.split(".")[0] in ("torch", "functorch") or _star_gives(m, node.id)]
+            for m in given:
+                self.path(f"{m}.{node.id}", node, s, "uses (from a star import)")
+            if not given and node.id not in self.program.records and not hasattr(builtins, node.id):
+                self.add("unsure", "dynamic", f"uses {node.id}, which only a star import can define",
+                         node, self.where(s, node))
+            return
+        if node.id in self.program.records:
             return
         if hasattr(builtins, node.id):
             if node.id in ("builtins", "__builtins__"):
@@ -950,14 +1005,6 @@ class _Scanner:
                 self.add("unsure", "unlisted", f"uses the builtin {node.id}, which is not among the operations "
                          f"{self.rule.question} may use", node, self.where(s, node))
             return
-        if self.program.stars:
-            given = [m for _, m in self.program.stars
-                     if m.split(".")[0] in ("torch", "functorch") or _star_gives(m, node.id)]
-            for m in given:
-                self.path(f"{m}.{node.id}", node, s, "uses (from a star import)")
-            if not given:
-                self.add("unsure", "dynamic", f"uses {node.id}, which only a star import can define",
-                         node, self.where(s, node))
 
     def call(self, node: ast.Call, s: _Stmt, ctx, depth) -> None:
         func = node.func
@@ -989,7 +1036,7 @@ class _Scanner:
                             break
                 elif not (index == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in ("self", "cls")):
                     self.add("unsure", "dynamic", "looks up a name computed at run time", node, self.where(s, node))
-        elif name in ("globals", "locals", "vars") and isinstance(func, ast.Name):
+        elif name in ("globals", "locals", "vars") and isinstance(func, ast.Name) and id(node) not in self.shown_stores:
             self.add("unsure", "dynamic", f"reaches names through {name}()", node, self.where(s, node))
 
 
@@ -1009,7 +1056,9 @@ def judge(sources: list[str], questions=None, labels=None) -> dict[str, Verdict]
     for qid in (questions or RULES):
         rule = RULES[qid]
         scanner = _Scanner(rule, program, labels)
-        for i in program.reach(rule.names):
+        reached, maybe = program.reach(rule.names)
+        for i in reached:
+            scanner.doubtful = i in maybe
             try:
                 scanner.stmt(i)
             except RecursionError:

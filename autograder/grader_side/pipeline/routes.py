@@ -22,6 +22,8 @@ _known_lock = threading.Lock()
 
 def run(sub, env):
     for notebook, reading in sub.readings.items():
+        if reading.failure:
+            _unread(sub, notebook, reading.failure)
         for qid in [q for q in routes.RULES if contract.QUESTIONS[q].notebook == notebook]:
             verdict = reading.verdicts.get(qid) or _unjudged(qid, reading.failure)
             mine = [c for c in checks.all_checks() if c.question == qid and c.id in sub.outcomes]
@@ -42,6 +44,17 @@ def run(sub, env):
                 _wait_for_a_ta(sub, notebook, qid, mine,
                                f"{qid}: while the checks ran, the code reported reaching torch's {', '.join(evidence)}, "
                                "though its source shows no route to it; check it by hand")
+
+
+def _unread(sub, notebook: str, failure: str) -> None:
+    """The notebook's cells ran as written (IPython syntax untransformed): a check that failed may
+    have failed for the grader's reason, not the student's, so its points wait for a TA too."""
+    why = f"{failure}; its cells ran as written (IPython syntax not transformed): check it by hand"
+    for c in checks.all_checks():
+        old = sub.outcomes.get(c.id)
+        if old is not None and checks.notebook(c) == notebook and not old.passed and not old.review:
+            sub.outcomes[c.id] = Outcome(False, f"awaiting a TA's review: {why}", old.replies, review=why,
+                                         evidence=old.evidence)
 
 
 def _unjudged(qid: str, failure: str) -> routes.Verdict:
