@@ -35,7 +35,9 @@ def collected(course, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("zip-collect")
     root = clone_course(course, tmp / "course")
     with open(root / "nbgrader_config.py", "a") as f:
-        f.write(f"\nc.CourseExtractor.max_file_bytes = {PER_FILE}\nc.CourseExtractor.max_total_bytes = {TOTAL}\n")
+        f.write(f"\nc.CourseExtractor.max_file_bytes = {PER_FILE}\nc.CourseExtractor.max_total_bytes = {TOTAL}\n"
+                # the LMS's downloads of the whole class: each member goes to the student its own name gives
+                "c.CourseExtractor.lms_archives = ['a-lms-download.zip', 'b-more.tar.gz', 'z-many.zip']\n")
     archive = root / "downloaded" / ASSIGNMENT / "archive"
     archive.mkdir(parents=True)
     with zipfile.ZipFile(archive / "a-lms-download.zip", "w", zipfile.ZIP_DEFLATED) as z:
@@ -153,3 +155,4 @@ def test_nbgraders_own_layout_is_kept():
     assert member_parts("./alice_build.ipynb") == (["alice_build.ipynb"], "")
     assert not file_id_problem("build.ipynb") and not file_id_problem("data/build.ipynb")
     assert os.sep == "/"
+
