@@ -23,12 +23,18 @@ trusted. :class:`CourseExtractor` unpacks ``downloaded/<assignment>/archive/`` i
 - only zip and tar archives (``ExtractorPlugin.zip_ext`` says which names are archives); a plain
   file is copied under the caps per file and in all, never through a link.
 
-:class:`CourseCollector` reads each extracted file's name with nbgrader's ``named_regexp`` and then
+:class:`CourseCollector` reads each extracted file's name with nbgrader's ``named_regexp``. A file
+that came out of an archive is the student's whom the archive's own name gives, read by the same
+``named_regexp`` as if it were a notebook of that name (``alice_upload.zip`` as ``alice_upload.ipynb``:
+alice's): a member named only ``build.ipynb`` is that student's build notebook (LMSs wrap an upload
+this way), one whose own name gives another student is skipped, and so is every member of an
+archive whose name gives no student; a member never displaces a file the student uploaded
+directly, which wins over a copy of the same notebook inside an archive. The collector then
 refuses a student id that is empty, ``.`` or ``..``, hidden (a leading ``.``), holds ``/``, ``\\``, a
-control character or one of ``[ ] * ?`` (nbgrader's own commands read those as patterns), or does not
-fit a folder name; a notebook name that is absolute or holds ``..``; a time that does not parse; a
-second file for the same notebook of the same student when neither has a time (nbgrader would stop
-the whole collection there).
+control character or one of ``[ ] * ?`` (nbgrader's own commands read those as patterns), or does
+not fit a folder name; a notebook name that is absolute or holds ``..``; a time that does not
+parse; a second file for the same notebook of the same student when neither has a time (nbgrader
+would stop the whole collection there).
 
 Everything skipped gets one warning naming the file and why, and a summary at the end; the rest
 of the class is collected. Nothing skipped stops the collection.
@@ -438,15 +444,51 @@ def _size(n: int) -> str:
 
 class CourseCollector(FileNameCollectorPlugin):
     """nbgrader's file-name collector (its ``named_regexp``), refusing a student id or notebook name
-    that could land outside the student's folder or that nbgrader's commands cannot handle."""
+    that could land outside the student's folder or that nbgrader's commands cannot handle, and
+    giving a file extracted from a student's archive only to the student the archive's name gives."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.rejected = _rejected_list(self.parent)
-        self.seen: dict[tuple, tuple[str, bool]] = {}   # (student, notebook) -> (first file, it has a time)
+        self.origins = _origins(self.parent)
+        self.seen: dict[tuple, tuple[str, bool, bool]] = {}   # (student, notebook) -> (first file, timed, direct)
+        self.plan: dict[str, dict | None] | None = None
+        self.owners: dict[str, tuple[dict | None, str]] = {}
 
     def collect(self, submitted_file: str):
-        info = super().collect(submitted_file)
+        if self.plan is None:
+            self.plan = self._plan()
+        key = os.path.normpath(submitted_file)
+        if key in self.plan:
+            info = self.plan[key]
+            return dict(info) if info else None
+        return self._decide(submitted_file)
+
+    def _plan(self) -> dict:
+        """Every extracted file's fate, decided before nbgrader asks for the first one: the files
+        uploaded directly first, then those extracted from archives, so that a copy inside an
+        archive never displaces the file the student uploaded."""
+        try:
+            base = self.parent._format_collect_path(self.parent.extracted_directory)
+        except Exception:
+            return {}
+        files = sorted(os.path.join(here, name) for here, _, names in os.walk(base) for name in names)
+
+        def from_a_student_archive(path):
+            upload = self.origins.get(os.path.normpath(path))
+            return upload is not None and not upload.lms
+
+        plan = {}
+        for path in sorted(files, key=from_a_student_archive):   # stable: each part stays sorted
+            plan[os.path.normpath(path)] = self._decide(path)
+        return plan
+
+    def _decide(self, submitted_file: str):
+        upload = self.origins.get(os.path.normpath(submitted_file))
+        if upload is None or upload.lms or os.path.splitext(submitted_file)[1] not in self.valid_ext:
+            info = super().collect(submitted_file)
+        else:
+            info = self._member(submitted_file, upload)
         if not info:
             return info
         label = self._label(submitted_file)
@@ -459,15 +501,62 @@ class CourseCollector(FileNameCollectorPlugin):
                 why = f"its time {shown(when)[:40]!r} is not a time"
         if not why:
             key = (info["student_id"], os.path.splitext(info["file_id"])[0])
-            first, timed = self.seen.setdefault(key, (label, bool(when)))
-            if first != label and not (when and timed):
+            direct = upload is None or upload.lms   # the LMS's own download holds what students uploaded
+            first, timed, first_direct = self.seen.setdefault(key, (label, bool(when), direct))
+            if first != label and first_direct and not direct:
+                why = (f"student {shown(key[0])!r} uploaded {first} directly, and that one is collected, not this "
+                       f"copy from inside {shown(upload.label)}")
+            elif first != label and not (when and timed):
                 why = (f"it is a second {shown(key[1])} of student {shown(key[0])!r} (the first: {first}) and not "
                        "both have a time: only the first is collected; check which one is right")
         if why:
-            self.rejected.append(label)
-            self.log.warning("Skipped %s: %s", label, why)
-            return None
+            return self._reject(label, why)
         return info
+
+    def _member(self, path: str, upload):
+        """The info of a notebook extracted from a student's ``upload``: it is the student's whom the
+        archive's name gives; a member named only ``<notebook>.ipynb`` is that notebook of theirs, and
+        one whose own name gives another student is refused."""
+        label = self._label(path)
+        owner, why = self._owner(upload)
+        if why:
+            return self._reject(label, f"it is inside {shown(upload.label)}, {why}")
+        match = re.match(self.named_regexp, path) if self.named_regexp else None
+        own = match.groupdict() if match else {}
+        if own.get("student_id") is None:
+            info = {k: v for k, v in owner.items() if k not in ("file_id",)}
+            info["file_id"] = os.path.basename(path)
+            return info
+        if own["student_id"] != owner["student_id"]:
+            return self._reject(label, (
+                f"its name gives student {shown(own['student_id'])!r} but it is inside {shown(upload.label)}, "
+                f"the upload of student {shown(owner['student_id'])!r}: a file inside an archive is collected "
+                "only for the student the archive's name gives"))
+        return own
+
+    def _owner(self, upload) -> tuple[dict, str]:
+        """(the named_regexp's groups for the archive's name read as a notebook of that name, e.g.
+        ``alice_upload.zip`` as ``alice_upload.ipynb``; why no student is named, or "")."""
+        if upload.label not in self.owners:
+            as_notebook = upload.folder + (self.valid_ext[0] if self.valid_ext else ".ipynb")
+            match = re.match(self.named_regexp, as_notebook) if self.named_regexp else None
+            info = match.groupdict() if match else {}
+            sid = info.get("student_id")
+            why = ""
+            if sid is None:
+                why = ("whose name gives no student (named_regexp, read as "
+                       f"{shown(os.path.basename(as_notebook))}): a file inside an archive is collected only for "
+                       "the student the archive's name gives; if it is the LMS's download of the whole class, "
+                       "unpack it into archive/ or name it in CourseExtractor.lms_archives")
+            elif student_id_problem(sid):
+                why = f"whose name gives no student it can be collected for: {student_id_problem(sid)}"
+            self.owners[upload.label] = (info, why)
+        return self.owners[upload.label]
+
+    def _reject(self, label: str, why: str) -> None:
+        self.rejected.append(label)
+        self.log.warning("Skipped %s: %s", label, why)
+        return None
 
     def _label(self, path: str) -> str:
         try:
