@@ -99,6 +99,13 @@ def test_course_autograde_gives_each_link_0_with_its_reason_and_the_classmate_fu
     assert all(q["score"] == 0 for qid, q in mixed["questions"].items() if qid.startswith("B"))
 
 
+def test_a_linked_folder_gives_only_its_own_reason_no_timestamp_flag(graded):
+    results = graded[0]["students"]
+    for sid in ("x_folder_link", "x_student_link"):   # the folder's reason, not one for a timestamp.txt
+        assert not [f for f in results[sid].get("flags", []) if "timestamp.txt" in f], results[sid].get("flags")
+    assert not [f for f in results["honest"].get("flags", []) if "timestamp.txt" in f]
+
+
 def test_nbgrader_autograde_completes(graded):
     done = graded[2]
     assert done.returncode == 0, done.stderr[-3000:]

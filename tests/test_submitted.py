@@ -85,3 +85,19 @@ def test_students_are_folders_and_links_to_folders_not_files_or_hidden_entries(r
     (root / "notes.txt").write_text("")
     (root / ".ipynb_checkpoints").mkdir()
     assert list(submitted.students(root)) == ["honest", "linked"]
+
+
+@pytest.mark.parametrize("make", [
+    lambda r: os.symlink(r / "honest", r / "x"),                                   # the student's folder
+    lambda r: ((r / "x").mkdir(), os.symlink(r / "honest" / A, r / "x" / A)),     # the assignment folder
+    lambda r: ((r / "x").mkdir(), os.symlink(r / "elsewhere", r / "x" / A)),      # a link to nothing
+])
+def test_a_linked_folder_gives_only_its_own_reason_not_a_timestamp_flag(root, make):
+    from autograder.grader_side.gradebook import _timestamp
+
+    make(root)
+    found, refused = submitted.bookkeeping(root / "x", A)
+    assert found == {} and refused == {}
+    assert _timestamp(found, refused) == (None, "")
+    with pytest.raises(submitted.Refused, match="inside a link"):   # the folder's own reason, on its notebooks
+        submitted.notebook(root / "x", A, "build")

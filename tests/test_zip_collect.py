@@ -1,7 +1,8 @@
 """`nbgrader zip_collect` with the course's extractor and collector (nbgrader_config.py): an LMS
 download holding a zip bomb, members with `..` and absolute paths, a link, an archive inside an
 archive and names that make odd student ids is collected for everyone else, each file left out is
-named in one warning, and nothing lands outside submitted/ or grows past the caps.
+named in one warning, and nothing lands outside submitted/ or grows past the caps. A student's own
+zip gives files only to that student, and has a cap of its own, so no upload crowds out the class.
 
 The caps are set low in the course's configuration (as a TA would set them higher) so that the bomb
 is small: a member of 3 MB of spaces, 3 KB compressed, against a 1 MB cap per file.
@@ -35,7 +36,9 @@ def collected(course, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("zip-collect")
     root = clone_course(course, tmp / "course")
     with open(root / "nbgrader_config.py", "a") as f:
-        f.write(f"\nc.CourseExtractor.max_file_bytes = {PER_FILE}\nc.CourseExtractor.max_total_bytes = {TOTAL}\n")
+        f.write(f"\nc.CourseExtractor.max_file_bytes = {PER_FILE}\nc.CourseExtractor.max_total_bytes = {TOTAL}\n"
+                # the LMS's downloads of the whole class: each member goes to the student its own name gives
+                "c.CourseExtractor.lms_archives = ['a-lms-download.zip', 'b-more.tar.gz', 'z-many.zip']\n")
     archive = root / "downloaded" / ASSIGNMENT / "archive"
     archive.mkdir(parents=True)
     with zipfile.ZipFile(archive / "a-lms-download.zip", "w", zipfile.ZIP_DEFLATED) as z:
@@ -153,3 +156,95 @@ def test_nbgraders_own_layout_is_kept():
     assert member_parts("./alice_build.ipynb") == (["alice_build.ipynb"], "")
     assert not file_id_problem("build.ipynb") and not file_id_problem("data/build.ipynb")
     assert os.sep == "/"
+
+
+# ---- one archive per student upload: whose its files are, and a cap for each upload -------------
+
+UPLOAD_FILE = 200_000   # the cap per file here; the assignment has two notebooks, so 400 kB per upload
+
+
+def _zip(path, members):
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members:
+            z.writestr(name, data)
+
+
+@pytest.fixture(scope="module")
+def uploads(course, tmp_path_factory):
+    """An LMS download unpacked into archive/: each student's files, some of them zips the student
+    made. mallory's zips hold classmates' notebooks (one named to sort before alice's own file), a
+    bomb of members each under the cap per file would fill the total cap, and classmates come after it."""
+    tmp = tmp_path_factory.mktemp("zip-uploads")
+    root = clone_course(course, tmp / "course")
+    with open(root / "nbgrader_config.py", "a") as f:   # without a cap per upload the bomb fills the total
+        f.write(f"\nc.CourseExtractor.max_file_bytes = {UPLOAD_FILE}\nc.CourseExtractor.max_total_bytes = 3_000_000\n"
+                "c.CourseExtractor.max_upload_members = 5\n")
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    nb = lambda name, who: _notebook(root, name, who)   # noqa: E731
+    (archive / "alice_build.ipynb").write_bytes(nb("build", "alice"))
+    _zip(archive / "aaa_upload.zip", [("alice_build.ipynb", nb("build", "mallory")),    # sorts before alice's own
+                                      ("zed_build.ipynb", nb("build", "mallory"))])
+    _zip(archive / "mallory_upload.zip", [("alice_build.ipynb", nb("build", "mallory")),
+                                          ("zed_build.ipynb", nb("build", "mallory")),
+                                          ("build.ipynb", nb("build", "mallory"))])      # her own, as LMSs wrap it
+    _zip(archive / "alice_late.zip", [("build.ipynb", nb("build", "alice late")),        # beside her own upload
+                                      ("alice_concepts.ipynb", nb("concepts", "alice"))])
+    _zip(archive / "class.zip", [("carol_build.ipynb", nb("build", "not carol"))])         # names no student
+    _zip(archive / "bomb_upload.zip", [(f"b{i:02d}_build.ipynb", b" " * 190_000) for i in range(60)])
+    with tarfile.open(archive / "tina_upload.tar.gz", "w:gz") as t:   # more than her upload to read through
+        for name, data in (("concepts.ipynb", b" " * 190_000), ("zeros.ipynb", bytes(2_000_000)),
+                           ("build.ipynb", nb("build", "tina"))):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    _zip(archive / "many_upload.zip", [(f"notes{i}.txt", b"x") for i in range(6)] + [("build.ipynb", b"{}")])
+    _zip(archive / "dave_upload.zip", [("build.ipynb", nb("build", "dave")),
+                                       ("concepts.ipynb", nb("concepts", "dave"))])
+    for who in ("erin", "zoe"):
+        (archive / f"{who}_build.ipynb").write_bytes(nb("build", who))
+    done = api.nbgrader("zip_collect", ASSIGNMENT, "--force", repo=root, check=False)
+    return root, done
+
+
+def _skipped(done, *words):
+    return [line for line in done.stderr.splitlines() if "Skipped " in line and all(w in line for w in words)]
+
+
+def test_a_file_inside_an_archive_is_only_the_uploaders(uploads):
+    root, done = uploads
+    assert done.returncode == 0, done.stderr[-3000:]
+    submitted = root / "submitted"
+    assert not (submitted / "zed").exists() and not (submitted / "carol").exists()
+    alice = submitted / "alice" / ASSIGNMENT
+    assert b"answer of alice" in (alice / "build.ipynb").read_bytes()            # her own upload, not mallory's
+    assert b"answer of alice" in (alice / "concepts.ipynb").read_bytes()         # from her own zip
+    assert b"answer of mallory" in (submitted / "mallory" / ASSIGNMENT / "build.ipynb").read_bytes()
+    for upload, who in (("aaa_upload", "aaa"), ("mallory_upload", "mallory")):
+        for other in ("alice", "zed"):
+            (line,) = _skipped(done, f"{upload}/{other}_build.ipynb:", f"gives student '{other}'",
+                               f"{upload}.zip, the upload of student '{who}'")
+    (line,) = _skipped(done, "alice_late/build.ipynb:", "uploaded alice_build.ipynb directly")
+    (line,) = _skipped(done, "class/carol_build.ipynb:", "class.zip, whose name gives no student")
+    assert not (submitted / "aaa").exists()   # nothing of aaa's own was in the zip
+
+
+def test_each_upload_has_its_own_cap_and_the_class_after_a_bomb_is_collected(uploads):
+    root, done = uploads
+    submitted = root / "submitted"
+    for who in ("dave", "erin", "zoe"):   # after the bomb, by name
+        assert b"answer of " + who.encode() in (submitted / who / ASSIGNMENT / "build.ipynb").read_bytes(), who
+    assert b"answer of dave" in (submitted / "dave" / ASSIGNMENT / "concepts.ipynb").read_bytes()
+    # the bomb's members name students of their own (b00...): none of them is created
+    assert sorted(p.name for p in submitted.iterdir()) == ["alice", "dave", "erin", "mallory", "tina", "zoe"]
+    (line,) = _skipped(done, "bomb_upload/b01_build.ipynb:", "gives student 'b01'", "upload of student 'bomb'")
+    (line,) = _skipped(done, "bomb_upload.zip: b02_build.ipynb and the 57 members after it",
+                       "the upload reached its cap of 400000 bytes")
+    (line,) = _skipped(done, "tina_upload.tar.gz: zeros.ipynb and every member after it",
+                       "more than the cap of 400000 bytes per upload")
+    (line,) = _skipped(done, "many_upload.zip: notes5.txt and the member after it",
+                       "the upload reached its cap of 5 members")
+    assert not _skipped(done, "total cap")
+    assert not (submitted / "many" / ASSIGNMENT / "build.ipynb").exists()
+    extracted = root / "downloaded" / ASSIGNMENT / "extracted"
+    assert sum(p.stat().st_size for p in (extracted / "bomb_upload").iterdir()) <= 400_000

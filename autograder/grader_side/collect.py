@@ -6,25 +6,35 @@ An LMS download holds what students named and what an archive says about itself;
 trusted. :class:`CourseExtractor` unpacks ``downloaded/<assignment>/archive/`` into ``extracted/``:
 
 - a cap on each file's uncompressed size (``max_file_bytes``, 20 MiB: a bigger notebook is not
-  graded anyway) and on the whole extraction (``max_total_bytes``, 1 GiB; each file counts at least
-  a 4 KiB disk block). Sizes are counted as the bytes come out, whatever the archive claims: a
-  member that inflates past a cap is stopped there, removed and skipped; once the total cap is
-  reached nothing more is extracted, and a tar (read through to reach each member) is read only
-  as far as the total cap;
+  graded anyway), on each archive of archive/ (one student's upload: ``max_upload_bytes``, by
+  default the assignment's number of notebooks times ``max_file_bytes``, and ``max_upload_members``,
+  100 members), and on the whole extraction (``max_total_bytes``, 16 GiB, the disk's last guard;
+  each file counts at least a 4 KiB disk block). Sizes are counted as the bytes come out, whatever
+  the archive claims: a member that inflates past a cap is stopped there, removed and skipped; what
+  an upload holds past its caps is skipped with one warning and the next upload is extracted as if
+  it had not been there; once the total cap is reached nothing more is extracted. A tar (read
+  through to reach each member) is read only as far as the upload's cap. The archives named in
+  ``lms_archives`` (the LMS's own download of the whole class) have only the total cap;
 - a member with an absolute path or a ``..`` in it (``/`` and ``\\`` both count as separators), a
   member inside a folder of the archive (a ``/`` in an uploaded name would otherwise give the file
   to whoever the part after it names; ``member_folders`` allows them for a ``named_regexp`` that
   reads the folder), a link, a device, an archive inside an archive (it came from a student), a
   name with a control character: each is skipped;
 - only zip and tar archives (``ExtractorPlugin.zip_ext`` says which names are archives); a plain
-  file is copied under the same caps, never through a link.
+  file is copied under the caps per file and in all, never through a link.
 
-:class:`CourseCollector` reads each extracted file's name with nbgrader's ``named_regexp`` and then
+:class:`CourseCollector` reads each extracted file's name with nbgrader's ``named_regexp``. A file
+that came out of an archive is the student's whom the archive's own name gives, read by the same
+``named_regexp`` as if it were a notebook of that name (``alice_upload.zip`` as ``alice_upload.ipynb``:
+alice's): a member named only ``build.ipynb`` is that student's build notebook (LMSs wrap an upload
+this way), one whose own name gives another student is skipped, and so is every member of an
+archive whose name gives no student; a member never displaces a file the student uploaded
+directly, which wins over a copy of the same notebook inside an archive. The collector then
 refuses a student id that is empty, ``.`` or ``..``, hidden (a leading ``.``), holds ``/``, ``\\``, a
-control character or one of ``[ ] * ?`` (nbgrader's own commands read those as patterns), or does not
-fit a folder name; a notebook name that is absolute or holds ``..``; a time that does not parse; a
-second file for the same notebook of the same student when neither has a time (nbgrader would stop
-the whole collection there).
+control character or one of ``[ ] * ?`` (nbgrader's own commands read those as patterns), or does
+not fit a folder name; a notebook name that is absolute or holds ``..``; a time that does not
+parse; a second file for the same notebook of the same student when neither has a time (nbgrader
+would stop the whole collection there).
 
 Everything skipped gets one warning naming the file and why, and a summary at the end; the rest
 of the class is collected. Nothing skipped stops the collection.
@@ -39,8 +49,8 @@ import tarfile
 import zipfile
 
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
-from nbgrader.utils import parse_utc
-from traitlets import Bool, Integer
+from nbgrader.utils import find_all_notebooks, parse_utc
+from traitlets import Bool, Integer, List, Unicode
 
 from autograder.grader_side.submitted import MAX_BYTES
 
@@ -124,24 +134,63 @@ def _summary(app) -> None:
 
 
 class _Full(Exception):
-    """The extraction reached its total cap: nothing more is extracted."""
+    """The extraction reached its total cap (nothing more is extracted) or the upload's (nothing more
+    of that archive); ``why`` says which."""
+
+    def __init__(self, why: str):
+        super().__init__(why)
+        self.why = why
+
+
+def _origins(app) -> dict:
+    """Extracted file (its normalized path) -> the :class:`_Upload` it came out of, for every file
+    extracted from an archive; kept on the app, where the collector reads it."""
+    if app is None:
+        return {}
+    if not hasattr(app, "_course_origins"):
+        app._course_origins = {}
+    return app._course_origins
 
 
 class CourseExtractor(ExtractorPlugin):
     """nbgrader's extractor with caps on what comes out and no unsafe path, link or nested archive."""
 
     max_file_bytes = Integer(MAX_BYTES, help="Largest uncompressed size of one extracted file, in bytes").tag(config=True)
-    max_total_bytes = Integer(1 << 30, help="Largest size of everything extracted in one run, in bytes (each "
-                                            "file counts at least 4 KiB)").tag(config=True)
+    max_upload_bytes = Integer(0, help="Largest size of what is extracted from one archive in archive/ (one "
+                                       "student's upload), in bytes (each file counts at least 4 KiB); 0: the "
+                                       "assignment's number of notebooks times max_file_bytes").tag(config=True)
+    max_upload_members = Integer(100, help="Most members (files, links and the like; folders not counted) "
+                                           "extracted from one archive in archive/").tag(config=True)
+    max_total_bytes = Integer(16 << 30, help="Largest size of everything extracted in one run, in bytes (each "
+                                             "file counts at least 4 KiB): the disk's last guard").tag(config=True)
+    lms_archives = List(Unicode(), help="Archives in archive/ (their names, or paths inside archive/) that the "
+                                        "LMS made: its download of the whole class, whose members it named. Each "
+                                        "of their members goes to the student its own name gives, and only the "
+                                        "total cap applies to them").tag(config=True)
     member_folders = Bool(False, help="Extract archive members inside folders (only for a named_regexp that "
                                       "takes the student id from the folder)").tag(config=True)
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.rejected = _rejected_list(self.parent)
+        self.origins = _origins(self.parent)
+        self.upload: _Upload | None = None
+
+    def upload_cap(self) -> int:
+        """What one student's archive may hold, in bytes."""
+        if self.max_upload_bytes > 0:
+            return self.max_upload_bytes
+        try:
+            coursedir = self.parent.coursedir
+            released = coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)
+            notebooks = len(find_all_notebooks(released))
+        except Exception:
+            notebooks = 0
+        return max(notebooks, 1) * self.max_file_bytes
 
     def extract(self, archive_path: str, extracted_path: str) -> None:
         self.left = self.max_total_bytes
+        self.per_upload = self.upload_cap()
         self.root = os.path.realpath(extracted_path)
         if not os.listdir(archive_path):
             self.log.warning("No files found in directory: %s", archive_path)
@@ -176,19 +225,25 @@ class CourseExtractor(ExtractorPlugin):
             if ext not in self.zip_ext:
                 try:
                     return self._store(label, f, os.path.join(to, os.path.basename(path)), info.st_size)
-                except _Full:
-                    return self._skip(label, self._full())
+                except _Full as full:
+                    return self._skip(label, full.why)
             first, second = os.path.splitext(stem)
             folder = os.path.join(to, first if second == ".tar" else stem)
-            if zipfile.is_zipfile(f):
-                return self._zip(label, f, folder)
-            f.seek(0)
+            lms = label in self.lms_archives or os.path.basename(label) in self.lms_archives
+            self.upload = (_Upload(label, folder, True, None, None) if lms else
+                           _Upload(label, folder, False, self.per_upload, self.max_upload_members))
             try:
-                archive = tarfile.open(fileobj=f, mode="r:*")
-            except (tarfile.TarError, OSError, EOFError, ValueError):
-                return self._skip(label, "it is neither a zip nor a tar archive")
-            with archive:
-                return self._tar(label, archive, folder)
+                if zipfile.is_zipfile(f):
+                    return self._zip(label, f, folder)
+                f.seek(0)
+                try:
+                    archive = tarfile.open(fileobj=f, mode="r:*")
+                except (tarfile.TarError, OSError, EOFError, ValueError):
+                    return self._skip(label, "it is neither a zip nor a tar archive")
+                with archive:
+                    return self._tar(label, archive, folder)
+            finally:
+                self.upload = None
 
     def _zip(self, label: str, f, folder: str) -> None:
         try:
@@ -199,11 +254,15 @@ class CourseExtractor(ExtractorPlugin):
         with archive:
             for i, info in enumerate(members):
                 if self.left <= BLOCK:
-                    return self._rest(label, None, len(members) - i)
+                    return self._rest(label, None, len(members) - i, self._full())
                 where = f"{label}: {info.filename}"
                 mode = info.external_attr >> 16
                 if info.is_dir():
                     continue
+                why = self.upload.over()
+                if why:
+                    return self._rest(label, info.filename, len(members) - i - 1, why)
+                self.upload.members += 1
                 if stat.S_ISLNK(mode):
                     self._skip(where, "it is a link")
                     continue
@@ -216,25 +275,31 @@ class CourseExtractor(ExtractorPlugin):
                 try:
                     with archive.open(info) as stream:
                         self._store(where, stream, dest, info.file_size)
-                except _Full:
-                    return self._rest(label, info.filename, len(members) - i - 1)
+                except _Full as full:
+                    return self._rest(label, info.filename, len(members) - i - 1, full.why)
                 except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, RuntimeError, EOFError) as exc:
                     self._skip(where, f"it could not be read ({type(exc).__name__}: {exc})")
 
     def _tar(self, label: str, archive: tarfile.TarFile, folder: str) -> None:
         passed = 0   # what reaching the next member costs: a tar is read through, skipped members included
         try:
+            through, cap = ((self.max_total_bytes, "the total cap of %s (CourseExtractor.max_total_bytes)")
+                            if self.upload.cap is None else
+                            (self.upload.cap, "the cap of %s per upload (CourseExtractor.max_upload_bytes)"))
             for member in archive:
                 if self.left <= BLOCK:
-                    return self._rest(label, None, None)
+                    return self._rest(label, None, None, self._full())
                 where = f"{label}: {member.name}"
                 passed += member.size
-                if passed > self.max_total_bytes:
+                if passed > through:
                     return self._skip(f"{label}: {member.name} and every member after it",
-                                      f"the archive holds more than the total cap of {_size(self.max_total_bytes)} "
-                                      "(CourseExtractor.max_total_bytes) to read through")
+                                      f"the archive holds more than {cap % _size(through)} to read through")
                 if member.isdir():
                     continue
+                why = self.upload.over()
+                if why:
+                    return self._rest(label, member.name, None, why)
+                self.upload.members += 1
                 if not member.isfile():
                     self._skip(where, "it is a link or a special file" if member.issym() or member.islnk()
                                else "it is not a regular file")
@@ -246,8 +311,8 @@ class CourseExtractor(ExtractorPlugin):
                 try:
                     with stream:
                         self._store(where, stream, dest, member.size)
-                except _Full:
-                    return self._rest(label, member.name, None)
+                except _Full as full:
+                    return self._rest(label, member.name, None, full.why)
         except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
             self._skip(label, f"the rest of it could not be read ({type(exc).__name__}: {exc})")
 
@@ -279,13 +344,15 @@ class CourseExtractor(ExtractorPlugin):
         return f"the extraction reached its total cap of {_size(self.max_total_bytes)} (CourseExtractor.max_total_bytes)"
 
     def _store(self, where: str, stream, dest: str, claimed: int) -> None:
-        """Write ``stream`` to ``dest``, stopping past the caps; _Full when the total cap stops it."""
-        cap = min(self.max_file_bytes, self.left - BLOCK)
+        """Write ``stream`` to ``dest``, stopping past the caps; _Full when the total cap or the
+        upload's cap stops it."""
+        upload = self.upload if self.upload is not None and self.upload.cap is not None else None
+        room = self.left if upload is None else min(self.left, upload.left)
+        cap = min(self.max_file_bytes, room - BLOCK)
         if claimed > self.max_file_bytes:
             return self._skip(where, self._per_file(claimed))
         if claimed > cap:
-            self.left = 0
-            raise _Full
+            self._stop(claimed)
         parent = os.path.dirname(dest)
         try:
             os.makedirs(parent, exist_ok=True)
@@ -315,22 +382,60 @@ class CourseExtractor(ExtractorPlugin):
             os.unlink(dest)
             if written > self.max_file_bytes:
                 return self._skip(where, self._per_file(0))
-            self.left = 0
-            raise _Full
+            self._stop(written)
         self.left -= max(written, BLOCK)
+        if self.upload is not None:
+            self.origins[os.path.normpath(dest)] = self.upload
+            if upload is not None:
+                upload.left -= max(written, BLOCK)
+
+    def _stop(self, size: int) -> None:
+        """_Full for a file of ``size`` bytes that does not fit: the total cap stops everything after
+        it, an upload's cap the rest of that upload."""
+        if size > self.left - BLOCK or self.upload is None or self.upload.cap is None:
+            self.left = 0
+            raise _Full(self._full())
+        self.upload.left = 0
+        raise _Full(self.upload.full())
 
     def _skip(self, where: str, why: str) -> None:
         self.rejected.append(shown(where))
         self.log.warning("Skipped %s: %s", shown(where), why)
 
-    def _rest(self, label: str, first: str | None, after: int | None) -> None:
-        """One warning for what is left of archive ``label`` once the total cap is reached."""
+    def _rest(self, label: str, first: str | None, after: int | None, why: str) -> None:
+        """One warning for what is left of archive ``label`` once a cap is reached."""
         if first is None:
             what = f"all {after} members" if after is not None else "the rest"
         else:
-            what = f"{first} and " + (f"the {after} members after it" if after is not None else "every member after it")
+            what = f"{first} and " + ("every member after it" if after is None else "the member after it"
+                                      if after == 1 else f"the {after} members after it")
         self.rejected.append(f"{shown(label)}: {shown(what)}")
-        self.log.warning("Skipped %s: %s: %s", shown(label), shown(what), self._full())
+        self.log.warning("Skipped %s: %s: %s", shown(label), shown(what), why)
+
+
+class _Upload:
+    """One archive of archive/ while it is extracted: where it came from, and what is left of its caps."""
+
+    def __init__(self, label: str, folder: str, lms: bool, cap: int | None, max_members: int | None):
+        self.label, self.folder, self.lms = label, folder, lms   # lms: the LMS's download, no caps of its own
+        self.cap, self.max_members = cap, max_members
+        self.left = cap if cap is not None else 0
+        self.members = 0
+
+    def over(self) -> str:
+        """Why the next member is past this upload's caps, or ""."""
+        if self.cap is None:
+            return ""
+        if self.left <= BLOCK:
+            return self.full()
+        if self.max_members is not None and self.members >= self.max_members:
+            return (f"the upload reached its cap of {self.max_members} members "
+                    "(CourseExtractor.max_upload_members)")
+        return ""
+
+    def full(self) -> str:
+        return (f"the upload reached its cap of {_size(self.cap)} (CourseExtractor.max_upload_bytes: one "
+                "student's archive cannot crowd out the class)")
 
 
 def _size(n: int) -> str:
@@ -339,15 +444,51 @@ def _size(n: int) -> str:
 
 class CourseCollector(FileNameCollectorPlugin):
     """nbgrader's file-name collector (its ``named_regexp``), refusing a student id or notebook name
-    that could land outside the student's folder or that nbgrader's commands cannot handle."""
+    that could land outside the student's folder or that nbgrader's commands cannot handle, and
+    giving a file extracted from a student's archive only to the student the archive's name gives."""
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.rejected = _rejected_list(self.parent)
-        self.seen: dict[tuple, tuple[str, bool]] = {}   # (student, notebook) -> (first file, it has a time)
+        self.origins = _origins(self.parent)
+        self.seen: dict[tuple, tuple[str, bool, bool]] = {}   # (student, notebook) -> (first file, timed, direct)
+        self.plan: dict[str, dict | None] | None = None
+        self.owners: dict[str, tuple[dict | None, str]] = {}
 
     def collect(self, submitted_file: str):
-        info = super().collect(submitted_file)
+        if self.plan is None:
+            self.plan = self._plan()
+        key = os.path.normpath(submitted_file)
+        if key in self.plan:
+            info = self.plan[key]
+            return dict(info) if info else None
+        return self._decide(submitted_file)
+
+    def _plan(self) -> dict:
+        """Every extracted file's fate, decided before nbgrader asks for the first one: the files
+        uploaded directly first, then those extracted from archives, so that a copy inside an
+        archive never displaces the file the student uploaded."""
+        try:
+            base = self.parent._format_collect_path(self.parent.extracted_directory)
+        except Exception:
+            return {}
+        files = sorted(os.path.join(here, name) for here, _, names in os.walk(base) for name in names)
+
+        def from_a_student_archive(path):
+            upload = self.origins.get(os.path.normpath(path))
+            return upload is not None and not upload.lms
+
+        plan = {}
+        for path in sorted(files, key=from_a_student_archive):   # stable: each part stays sorted
+            plan[os.path.normpath(path)] = self._decide(path)
+        return plan
+
+    def _decide(self, submitted_file: str):
+        upload = self.origins.get(os.path.normpath(submitted_file))
+        if upload is None or upload.lms or os.path.splitext(submitted_file)[1] not in self.valid_ext:
+            info = super().collect(submitted_file)
+        else:
+            info = self._member(submitted_file, upload)
         if not info:
             return info
         label = self._label(submitted_file)
@@ -360,15 +501,62 @@ class CourseCollector(FileNameCollectorPlugin):
                 why = f"its time {shown(when)[:40]!r} is not a time"
         if not why:
             key = (info["student_id"], os.path.splitext(info["file_id"])[0])
-            first, timed = self.seen.setdefault(key, (label, bool(when)))
-            if first != label and not (when and timed):
+            direct = upload is None or upload.lms   # the LMS's own download holds what students uploaded
+            first, timed, first_direct = self.seen.setdefault(key, (label, bool(when), direct))
+            if first != label and first_direct and not direct:
+                why = (f"student {shown(key[0])!r} uploaded {first} directly, and that one is collected, not this "
+                       f"copy from inside {shown(upload.label)}")
+            elif first != label and not (when and timed):
                 why = (f"it is a second {shown(key[1])} of student {shown(key[0])!r} (the first: {first}) and not "
                        "both have a time: only the first is collected; check which one is right")
         if why:
-            self.rejected.append(label)
-            self.log.warning("Skipped %s: %s", label, why)
-            return None
+            return self._reject(label, why)
         return info
+
+    def _member(self, path: str, upload):
+        """The info of a notebook extracted from a student's ``upload``: it is the student's whom the
+        archive's name gives; a member named only ``<notebook>.ipynb`` is that notebook of theirs, and
+        one whose own name gives another student is refused."""
+        label = self._label(path)
+        owner, why = self._owner(upload)
+        if why:
+            return self._reject(label, f"it is inside {shown(upload.label)}, {why}")
+        match = re.match(self.named_regexp, path) if self.named_regexp else None
+        own = match.groupdict() if match else {}
+        if own.get("student_id") is None:
+            info = {k: v for k, v in owner.items() if k not in ("file_id",)}
+            info["file_id"] = os.path.basename(path)
+            return info
+        if own["student_id"] != owner["student_id"]:
+            return self._reject(label, (
+                f"its name gives student {shown(own['student_id'])!r} but it is inside {shown(upload.label)}, "
+                f"the upload of student {shown(owner['student_id'])!r}: a file inside an archive is collected "
+                "only for the student the archive's name gives"))
+        return own
+
+    def _owner(self, upload) -> tuple[dict, str]:
+        """(the named_regexp's groups for the archive's name read as a notebook of that name, e.g.
+        ``alice_upload.zip`` as ``alice_upload.ipynb``; why no student is named, or "")."""
+        if upload.label not in self.owners:
+            as_notebook = upload.folder + (self.valid_ext[0] if self.valid_ext else ".ipynb")
+            match = re.match(self.named_regexp, as_notebook) if self.named_regexp else None
+            info = match.groupdict() if match else {}
+            sid = info.get("student_id")
+            why = ""
+            if sid is None:
+                why = ("whose name gives no student (named_regexp, read as "
+                       f"{shown(os.path.basename(as_notebook))}): a file inside an archive is collected only for "
+                       "the student the archive's name gives; if it is the LMS's download of the whole class, "
+                       "unpack it into archive/ or name it in CourseExtractor.lms_archives")
+            elif student_id_problem(sid):
+                why = f"whose name gives no student it can be collected for: {student_id_problem(sid)}"
+            self.owners[upload.label] = (info, why)
+        return self.owners[upload.label]
+
+    def _reject(self, label: str, why: str) -> None:
+        self.rejected.append(label)
+        self.log.warning("Skipped %s: %s", label, why)
+        return None
 
     def _label(self, path: str) -> str:
         try:

@@ -36,6 +36,11 @@ class Missing(Refused):
     """No such file in the submission."""
 
 
+class FolderRefused(Refused):
+    """A folder on the way to the file is refused (a link, or it cannot be opened): the reason is the
+    folder's, not the file's."""
+
+
 def students(folder: Path) -> dict[str, Path]:
     """Student id -> folder, for every sub-folder of ``folder`` (hidden ones left out). An entry that
     is a link to a folder is listed too, so that student is graded 0 with the reason, not left out."""
@@ -107,12 +112,14 @@ def notebook(folder: Path, assignment: str, name: str, nbgrader_only: bool = Fal
 def bookkeeping(folder: Path, assignment: str, nbgrader_only: bool = False) -> tuple[dict[str, bytes], dict[str, str]]:
     """nbgrader's notes on the submission (``timestamp.txt``, ``submission_secret.txt``): {name: bytes}
     of those read by the rule (under 1000 bytes each; the student's folder first, then the assignment
-    folder), and {name: why not} for those present but refused."""
+    folder), and {name: why not} for those present but refused. A folder that is refused (a linked
+    student or assignment folder) refuses every notebook in it with its own reason: it gives no
+    reason here, as if nothing were there."""
     found, refused = {}, {}
     for name in BOOKKEEPING:
         try:
             found[name] = read(folder, find(folder, layouts(assignment, name, nbgrader_only)), BOOKKEEPING_BYTES - 1)
-        except Missing:
+        except (Missing, FolderRefused):
             pass
         except Refused as exc:
             refused[name] = str(exc)
@@ -137,11 +144,11 @@ def _open(folder: Path, parts: tuple[str, ...]) -> int:
         raise Missing(f"{parts[-1]} is missing from the submission") from None
     except OSError as exc:
         if os.path.islink(folder):
-            raise Refused(f"{'/'.join(parts)} is inside a link ({os.path.basename(folder)}); "
+            raise FolderRefused(f"{'/'.join(parts)} is inside a link ({os.path.basename(folder)}); "
                           "submit the folder itself") from None
         if exc.errno == errno.ENOTDIR:
             raise Missing(f"{parts[-1]} is missing from the submission") from None
-        raise Refused(f"{'/'.join(parts)} could not be opened ({exc.strerror or exc})") from None
+        raise FolderRefused(f"{'/'.join(parts)} could not be opened ({exc.strerror or exc})") from None
     try:
         for i, part in enumerate(parts):
             last = i == len(parts) - 1
@@ -152,8 +159,9 @@ def _open(folder: Path, parts: tuple[str, ...]) -> int:
             except OSError as exc:
                 raise Refused(f"{'/'.join(parts)} could not be opened ({exc.strerror or exc})") from None
             if stat.S_ISLNK(mode):
-                raise Refused(f"{'/'.join(parts)} is a link; submit the {_what(part)} itself" if last else
-                              f"{'/'.join(parts)} is inside a link ({part}); submit the folder itself")
+                if last:
+                    raise Refused(f"{'/'.join(parts)} is a link; submit the {_what(part)} itself")
+                raise FolderRefused(f"{'/'.join(parts)} is inside a link ({part}); submit the folder itself")
             if not last and not stat.S_ISDIR(mode):
                 raise Missing(f"{parts[-1]} is missing from the submission")
             if last and not stat.S_ISREG(mode):
