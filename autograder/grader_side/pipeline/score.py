@@ -7,30 +7,27 @@ from autograder.grader_side.results import (
     StudentResult,
 )
 
-# The feedback line of a hand-graded question whose answer was left as released.
-NO_RESPONSE = ("no response: the answer cell is as it was released, so it scores 0 and is not listed for "
-               "grading by hand (nbgrader's rule)")
 
-
-def left_as_released(sub, env, qid: str) -> bool:
-    """Whether nbgrader scores the hand-graded question ``qid`` 0 without a TA, as its gradebook
-    records it: ``SaveAutoGrades`` gives an answer cell whose checksum is still the release's an
-    automatic 0 and no ``needs_manual_grade`` (``nbgrader.utils.determine_grade``), and every grade of
-    a notebook that could not be read is recorded as 0 with none either. An answer cell that is
-    missing is put back by nbgrader with a note on top (``add_missing_cells``), so it no longer
-    matches: a TA looks at it. Of several cells with one id nbgrader keeps the last
+def unanswered(sub, env, qid: str) -> str | None:
+    """Why nbgrader scores the hand-graded question ``qid`` 0 without a TA, as its gradebook records
+    it (the feedback line), or None when a TA grades it. ``SaveAutoGrades`` gives an answer cell
+    whose checksum is still the release's an automatic 0 and no ``needs_manual_grade``
+    (``nbgrader.utils.determine_grade``), and every grade of a notebook that could not be read is
+    recorded as 0 with none either. Of several cells with one id nbgrader keeps the last
     (``DeduplicateIds``), and it restores a cell's type and metadata from the source before the
-    checksum, so only the source counts."""
+    checksum, so only the source counts. A missing answer cell is one a TA looks at."""
     notebook = contract.QUESTIONS[qid].notebook
     if notebook in sub.problems or notebook not in sub.cells:
-        return True
+        return f"no response: {notebook}.ipynb could not be graded, so this answer scores 0 and is not listed for " \
+               "grading by hand"
     answers = [c for c in env.assignment.cells(notebook, released=True)
                if c.grade and c.solution and c.grade_id.startswith(qid + "_")]
     for answer in answers:
         mine = [c for c in sub.cells[notebook] if c.grade_id == answer.grade_id and (c.grade or c.solution or c.locked)]
         if not mine or mine[-1].source != answer.source:
-            return False
-    return bool(answers)
+            return None
+    return ("no response: the answer cell is as it was released, so it scores 0 and is not listed for grading by "
+            "hand (nbgrader's rule)") if answers else None
 
 
 def run(sub, env):
@@ -40,9 +37,9 @@ def run(sub, env):
     questions, total = {}, 0.0
     for qid, q in contract.QUESTIONS.items():
         if q.manual:
-            questions[qid] = (QuestionResult(0.0, float(q.points), [NO_RESPONSE], manual=True)
-                              if left_as_released(sub, env, qid) else
-                              QuestionResult(None, float(q.points), ["graded by hand by a TA"], manual=True))
+            why = unanswered(sub, env, qid)
+            questions[qid] = QuestionResult(0.0 if why else None, float(q.points), [why or "graded by hand by a TA"],
+                                            manual=True)
             continue
         rows = []
         for c in by_question.get(qid, []):
