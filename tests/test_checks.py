@@ -66,6 +66,53 @@ def test_the_release_fails_with_a_pointer(check, released):
         ready(*checks.uses(check), ns=released[checks.notebook(check)])
 
 
+def _requested(check, ns: dict) -> list[str]:
+    """The student's names ``check`` asks the notebook for, in order, when it runs on ``ns``."""
+    from autograder.student_side.student import Student, in_process
+
+    send, asked = in_process(ns), []
+
+    def recording(header, blobs):
+        asked.append(header["name"])
+        return send(header, blobs)
+    try:
+        check.run(Student(recording))
+    except CheckFailed:
+        pass
+    return list(dict.fromkeys(asked))
+
+
+def _named(message: str) -> str:
+    found = re.search(r"`(\w+)`", message)
+    assert found, f"the message names no name: {message!r}"
+    return found.group(1)
+
+
+@pytest.mark.parametrize("check", checks.all_checks(), ids=lambda c: c.id)
+def test_on_the_release_a_check_names_the_first_name_it_needs(check, solved, released):
+    """The untouched release: the check, and its hidden cell's ready(...), name the same name, one
+    the check asks the notebook for when it grades (not another name of the question)."""
+    ns = released[checks.notebook(check)]
+    with pytest.raises(CheckFailed) as failed:
+        run_check(check.id, ns)
+    with pytest.raises(CheckFailed) as not_ready:
+        ready(*checks.uses(check), ns=ns)
+    first = _requested(check, ns)[-1]            # the request it stopped on
+    assert _named(str(failed.value)) == _named(str(not_ready.value)) == first
+    assert first in _requested(check, solved[checks.notebook(check)])
+    assert set(_requested(check, solved[checks.notebook(check)])) <= set(checks.uses(check))
+
+
+def test_a_name_a_check_can_do_without_is_not_asked_for(solved, capsys):
+    """C6_gpt_drops reads q6_decoder_sublayers only for a bare "Multi-Head Attention", and goes on
+    without it: a notebook that has only q6_gpt_drops is ready for it, and passes it."""
+    assert checks.uses(checks.get("C6_gpt_drops")) == ("q6_gpt_drops",)
+    ns = _answers(q6_gpt_drops=solved["concepts"]["q6_gpt_drops"])
+    ready(*checks.uses(checks.get("C6_gpt_drops")), ns=ns)
+    run_check("C6_gpt_drops", ns)
+    assert checks.uses(checks.get("C1_permutes_atol")) == ("permutes_with_input",)   # through its helpers
+
+
 # The lesson's "where students get stuck" points, as catalogued wrong answers, and what the visible
 # check they fail must say: a student who runs the release top to bottom is told, before grading.
 STUCK_POINTS = {

@@ -121,6 +121,39 @@ def test_the_prose_states_none_of_the_graded_answers():
                         and re.search(r"pre-?(norm|ln)", low)), f"{where} gives away C7's modern placement: {sentence!r}"
 
 
+# C8 is graded by hand from a rubric (the C8_rubric cell of concepts.pct.py): its first three elements
+# and the last one's conclusion, in the words the rubric and a model answer would use.
+C8_RUBRIC = {
+    "algebra": [r"W_2\s*(\\[,;!]\s*)?\(?\s*W_1", r"W_2\s*(\\[,;!]\s*)?b_1"],
+    "one affine map": [r"\b(single|one|another|an)\s+(affine|linear)\s+(map|function|layer|transformation)",
+                       r"hidden layer adds nothing"],
+    "stacking": [r"compos\w*\s+(of\s+)?(\w+\s+)?(affine|linear)", r"no more expressive than",
+                 r"depth buys nothing", r"stack\w*[^.]{0,80}\b(is|are|stays?|remains?)\s+(still\s+)?(affine|linear)\b"],
+    "collapse": [r"\bcollaps"],
+}
+
+
+def c8_rubric_stated(text: str) -> list[tuple[str, str]]:
+    text = " ".join(text.split())
+    return [(element, found.group(0)) for element, patterns in C8_RUBRIC.items() for pattern in patterns
+            if (found := re.search(pattern, text, re.I))]
+
+
+def test_the_prose_does_not_answer_c8():
+    """The notes teach what the activation adds and leave the collapse argument to the student."""
+    for where, text in _prose().items():
+        assert not c8_rubric_stated(text), f"{where} states C8's rubric: {c8_rubric_stated(text)}"
+    old = ("Drop $\\phi$ and the MLP becomes $W_2 W_1 x + (W_2 b_1 + b_2)$, a single affine map. Composing "
+           "affine maps gives another affine map, so a hundred such layers in a row are no more expressive "
+           "than one matrix and one offset.")   # what the notes used to say
+    assert {element for element, _ in c8_rubric_stated(old)} == {"algebra", "one affine map", "stacking"}
+    rubric = (REPO / "solutions" / "transformer-block" / "concepts.pct.py").read_text()
+    rubric = rubric[rubric.index("id=C8_rubric"):rubric.index("END MARK SCHEME")]
+    assert {element for element, _ in c8_rubric_stated(rubric)} == set(C8_RUBRIC)
+    notes = " ".join(NOTES.split())
+    assert "piecewise linear" in notes and "for you to work out in C8" in notes
+
+
 def test_the_notes_still_teach_what_the_questions_ask():
     """With other numbers: another sentence pair, another vector, another width; and the names a
     student needs for C6, the facts for C7 and the cell state for C2."""

@@ -133,7 +133,14 @@ def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(grade
     nb = nbformat.read(root / "autograded" / "ref-reviewed" / ASSIGNMENT / "concepts.ipynb", as_version=4)
     (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "C3_answer"]
     assert "the feed-forward part, mostly" in cell.outputs[0]["evalue"]
-    assert cell.outputs[0]["evalue"].startswith("C3_answer is awaiting review (its points are not lost: a TA decides)")
+    # nbgrader's feedback shows "Score: 0.0 / 2.0" beside this output: it says why, and claims nothing else
+    assert cell.outputs[0]["evalue"].startswith("C3_answer is awaiting review: not scored yet, a TA decides "
+                                                "(until then nbgrader shows 0): ")
+    assert "not lost" not in cell.outputs[0]["evalue"]
+    api.nbgrader("generate_feedback", ASSIGNMENT, "--force", "--student=ref-reviewed", "--log-level=WARN", repo=root)
+    page = page_text(root / "feedback" / "ref-reviewed" / ASSIGNMENT / "concepts.html")
+    at = page.index("C3_answer is awaiting review")
+    assert "not scored yet" in page[at:at + 200] and "not lost" not in page
 
 
 SCRIPT = "<script>document.title = 'owned'</script>"

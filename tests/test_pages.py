@@ -300,7 +300,8 @@ def test_report_renders_with_its_figures_and_tables(graded, rendered):
     for mistake in ("B1-sample-variance", "C5-sample-std", "B1-eps-outside-sqrt"):
         assert mistake in text
     assert results["students"]["unreadable"]["reason"] in text
-    assert "C8 (4 points): 5 submissions to grade by hand" in text
+    # not the untouched release nor the unreadable one: nbgrader scores an answer left as released 0
+    assert "C8 (4 points): 3 submissions to grade by hand" in text
     for key in results["isolation"]:
         assert key.replace("_", " ") in text
     # exactly the three embedded figures, and the injected id only as text

@@ -34,7 +34,7 @@ from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutp
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import IntegrityError, SAWarning
 
-from autograder.grader_side import nbgrader_execute, submitted
+from autograder.grader_side import contract, nbgrader_execute, submitted
 from autograder.grader_side.assignment import Assignment, CourseError
 from autograder.grader_side.lent_gradebook import Source, lent
 from autograder.grader_side.nbgrader_execute import MarkForReview, SaveAutoGrades, write_outcomes
@@ -132,7 +132,7 @@ class Recorder:
                 with warnings.catch_warnings():
                     # nbgrader's gradebook trips SQLAlchemy's autoflush notes on every new submission.
                     warnings.filterwarnings("ignore", category=SAWarning)
-                    graded, unprocessed = self._record(student, result, folder, when)
+                    graded, unprocessed, waiting = self._record(student, result, folder, when)
                 break
             except (InvalidEntry, IntegrityError):   # another grader wrote the same row first: again
                 self.gb.db.rollback()
@@ -143,6 +143,7 @@ class Recorder:
                 raise
         if notes or unprocessed:   # once, after the attempt that was committed
             result.setdefault("flags", []).extend(notes + unprocessed)
+        _hand_graded_as_recorded(result, waiting)
         dest = self.course.folder("autograded", student, self.name)
         if dest.exists():
             shutil.rmtree(dest)
@@ -152,9 +153,10 @@ class Recorder:
         for notebook, nb in graded.items():
             nbformat.write(nb, dest / f"{notebook}.ipynb")
 
-    def _record(self, student: str, result: dict, folder: Path, when) -> tuple[dict, list[str]]:
-        """Write the student's grades (committed together); return their autograded notebooks, and a
-        flag for each notebook nbgrader's preprocessors could not process."""
+    def _record(self, student: str, result: dict, folder: Path, when) -> tuple[dict, list[str], set[str]]:
+        """Write the student's grades (committed together); return their autograded notebooks, a
+        flag for each notebook nbgrader's preprocessors could not process, and the hand-graded
+        questions whose grade the gradebook now lists for a TA."""
         gb, db_url = self.gb, self.course.db_url
         outcomes = {row["id"]: Outcome(row["passed"], row["message"], review=row.get("review"))
                     for q in result.get("questions", {}).values() for row in q.get("checks", [])}
@@ -187,8 +189,34 @@ class Recorder:
                         grade.auto_score, grade.needs_manual_grade = 0, False
                     continue
                 graded[notebook] = nb
+        waiting = set()
+        for notebook in self.source.notebooks:
+            for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
+                qid = grade.name.partition("_")[0]
+                if grade.needs_manual_grade and qid in contract.QUESTIONS and contract.QUESTIONS[qid].manual:
+                    waiting.add(qid)
         gb.db.commit()
-        return graded, unprocessed
+        return graded, unprocessed, waiting
+
+
+def _hand_graded_as_recorded(result: dict, waiting: set[str]) -> None:
+    """The hand-graded questions (C8) of ``result`` as the gradebook lists them: waiting for a TA
+    exactly when nbgrader's grade needs manual grading (an answer, a manual score given before),
+    else scored 0 as recorded (an answer left as released, a notebook nbgrader could not process)."""
+    questions = result.get("questions") or {}
+    for qid, q in contract.QUESTIONS.items():
+        if not q.manual:
+            continue
+        if qid in questions:
+            if qid in waiting and questions[qid].get("score") is not None:
+                questions[qid].update(score=None, feedback=["graded by hand by a TA"])
+            elif qid not in waiting and questions[qid].get("score") is None:
+                questions[qid].update(score=0.0, feedback=["recorded as 0 in nbgrader's gradebook, not listed for "
+                                                           "grading by hand"])
+    listed = set(result.get("needs_manual_grade") or [])
+    listed = {qid for qid in listed if not (qid in contract.QUESTIONS and contract.QUESTIONS[qid].manual)} | waiting
+    result["needs_manual_grade"] = [qid for qid in contract.QUESTIONS if qid in listed] + \
+        [qid for qid in result.get("needs_manual_grade") or [] if qid not in contract.QUESTIONS]
 
 
 # What nbgrader cannot match in a student's folder name: its paths are globs, then a regular

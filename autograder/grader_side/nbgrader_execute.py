@@ -224,8 +224,10 @@ def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, s
             cell.outputs = [_error(f"{grade_id} is not a check of this course: no points")]
         elif outcome.review:
             review[grade_id] = outcome.review
-            cell.outputs = [_error(f"{grade_id} is awaiting review (its points are not lost: a TA decides): "
-                                   f"{outcome.review}")]
+            # nbgrader scores an error output 0 and shows that score beside this text until a TA's
+            # manual score replaces it: say so, rather than that the points are not lost.
+            cell.outputs = [_error(f"{grade_id} is awaiting review: not scored yet, a TA decides (until then "
+                                   f"nbgrader shows 0): {outcome.review}")]
         elif outcome.passed:
             check = checks.get(grade_id)
             text = f"passed {grade_id} ({check.points:g} point{'s' * (check.points != 1)}): {check.says}\n"

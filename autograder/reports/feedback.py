@@ -73,7 +73,7 @@ def safe_name(student: str) -> str:
 def _question(qid: str, q: dict) -> dict:
     """One question of the result, as the template shows it: a check whose points wait for a TA's
     review is listed as awaiting review, and its points are not counted as lost."""
-    manual = bool(q.get("manual")) or q.get("score") is None
+    manual = q.get("score") is None   # graded by hand and not scored yet (one left unanswered scores 0)
     rows = q.get("checks") or []
     failing = [row for row in rows if not row.get("passed") and not pages.awaiting_review(row)]
     awaiting = pages.points_awaiting(q)
@@ -82,7 +82,8 @@ def _question(qid: str, q: dict) -> dict:
     score, max_score = None if manual else float(q["score"]), float(q.get("max_score") or 0)
     return {"id": qid, "topic": pages.topic(qid, " notebook"), "manual": manual,
             "score": score, "max_score": max_score,
-            "lost": pages.points_lost(q), "awaiting": 0.0 if manual else awaiting,
+            "lost": pages.points_lost(q) or bool(q.get("manual")) and not manual and score < max_score,
+            "awaiting": 0.0 if manual else awaiting,
             "lost_points": 0.0 if manual else max(0.0, max_score - score - awaiting),
             "pending": [{"id": str(row.get("id", "")), "kind": "hidden test" if row.get("hidden") else
                          "test in your notebook", "points": float(row.get("max_score") or 0) - float(row.get("score") or 0),

@@ -115,8 +115,10 @@ def hand_graded(result: dict) -> list[dict]:
     contract leaves to a TA (``review`` false), then the questions of ``needs_manual_grade`` with an
     answer the grader sent to a TA for review (``review`` true; the check's ``review`` quotes it)."""
     questions = result.get("questions") or {}
+    listed = set(map(str, result.get("needs_manual_grade") or []))
     found = {str(qid): {"question": str(qid), "points": q.get("max_score"), "review": False}
-             for qid, q in questions.items() if q.get("manual")}
+             for qid, q in questions.items()
+             if q.get("manual") and (q.get("score") is None or str(qid) in listed)}   # not one scored 0 unanswered
     for qid in map(str, result.get("needs_manual_grade") or []):
         if qid not in found:
             found[qid] = {"question": qid, "points": (questions.get(qid) or {}).get("max_score"),

@@ -41,8 +41,46 @@ def notebook(check: Check) -> str:
 
 @functools.lru_cache(maxsize=None)
 def uses(check: Check) -> tuple[str, ...]:
-    """The student's names ``check`` calls: those its code spells out, else the question's."""
+    """The student's names ``check`` needs, in the order its code first reaches them: those the
+    check's code spells out, or the module's own helper functions it calls do; else the question's.
+
+    A name read only inside ``try: ... except CheckFailed`` is not needed (the check goes on
+    without it), so a hidden cell's ``ready(...)`` does not ask for it; the first name ``ready``
+    reports as missing is then the first one the check itself fails on."""
     names = QUESTIONS[check.question].names
-    spelled = {node.value for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(check.run))))
-               if isinstance(node, ast.Constant) and node.value in names}
-    return tuple(n for n in names if n in spelled) or names
+    module = inspect.getmodule(check.run)
+    found: dict[str, None] = {}
+    seen: set = set()
+
+    def visit_function(fn, optional: bool) -> None:
+        if (fn, optional) in seen:
+            return
+        seen.add((fn, optional))
+        for node in ast.parse(textwrap.dedent(inspect.getsource(fn))).body:
+            visit(node, optional)
+
+    def visit(node, optional: bool) -> None:
+        if isinstance(node, ast.Try) and any(_catches_check_failed(h) for h in node.handlers):
+            for child in node.body:
+                visit(child, True)
+            for child in [*node.handlers, *node.orelse, *node.finalbody]:
+                visit(child, optional)
+            return
+        if isinstance(node, ast.Constant) and node.value in names and not optional:
+            found.setdefault(node.value)
+        for child in ast.iter_child_nodes(node):   # the arguments before the call they are passed to
+            visit(child, optional)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            helper = getattr(module, node.func.id, None)
+            if inspect.isfunction(helper) and helper.__module__ == module.__name__:
+                visit_function(helper, optional)
+
+    visit_function(check.run, False)
+    return tuple(found) or names
+
+
+def _catches_check_failed(handler: ast.ExceptHandler) -> bool:
+    caught = handler.type
+    kinds = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+    return caught is None or any(isinstance(k, ast.Name) and k.id in ("CheckFailed", "AssertionError", "Exception")
+                                 for k in kinds)

@@ -70,4 +70,4 @@ def _cell(raw, index) -> Cell:
     nbg = nbg if isinstance(nbg, dict) else {}
     grade_id = nbg.get("grade_id") if isinstance(nbg.get("grade_id"), str) else ""
     return Cell(raw["cell_type"], source, grade_id, nbg.get("grade") is True, nbg.get("locked") is True,
-                nbg.get("points"))
+                nbg.get("points"), nbg.get("solution") is True)

@@ -8,6 +8,28 @@ from autograder.grader_side.results import (
 )
 
 
+def unanswered(sub, env, qid: str) -> str | None:
+    """Why nbgrader scores the hand-graded question ``qid`` 0 without a TA, as its gradebook records
+    it (the feedback line), or None when a TA grades it. ``SaveAutoGrades`` gives an answer cell
+    whose checksum is still the release's an automatic 0 and no ``needs_manual_grade``
+    (``nbgrader.utils.determine_grade``), and every grade of a notebook that could not be read is
+    recorded as 0 with none either. Of several cells with one id nbgrader keeps the last
+    (``DeduplicateIds``), and it restores a cell's type and metadata from the source before the
+    checksum, so only the source counts. A missing answer cell is one a TA looks at."""
+    notebook = contract.QUESTIONS[qid].notebook
+    if notebook in sub.problems or notebook not in sub.cells:
+        return f"no response: {notebook}.ipynb could not be graded, so this answer scores 0 and is not listed for " \
+               "grading by hand"
+    answers = [c for c in env.assignment.cells(notebook, released=True)
+               if c.grade and c.solution and c.grade_id.startswith(qid + "_")]
+    for answer in answers:
+        mine = [c for c in sub.cells[notebook] if c.grade_id == answer.grade_id and (c.grade or c.solution or c.locked)]
+        if not mine or mine[-1].source != answer.source:
+            return None
+    return ("no response: the answer cell is as it was released, so it scores 0 and is not listed for grading by "
+            "hand (nbgrader's rule)") if answers else None
+
+
 def run(sub, env):
     by_question: dict[str, list] = {}
     for c in checks.all_checks():
@@ -15,7 +37,9 @@ def run(sub, env):
     questions, total = {}, 0.0
     for qid, q in contract.QUESTIONS.items():
         if q.manual:
-            questions[qid] = QuestionResult(None, float(q.points), ["graded by hand by a TA"], manual=True)
+            why = unanswered(sub, env, qid)
+            questions[qid] = QuestionResult(0.0 if why else None, float(q.points), [why or "graded by hand by a TA"],
+                                            manual=True)
             continue
         rows = []
         for c in by_question.get(qid, []):
@@ -40,6 +64,7 @@ def run(sub, env):
         questions=questions,
         flags=sub.flags,
         needs_manual_grade=[qid for qid, q in contract.QUESTIONS.items()
-                            if q.manual or qid in sub.to_review or any(row.review for row in questions[qid].checks)],
+                            if q.manual and questions[qid].score is None or qid in sub.to_review
+                            or any(row.review for row in questions[qid].checks)],
         load_errors=sub.load_errors,
     ).to_dict()

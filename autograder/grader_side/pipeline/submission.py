@@ -18,6 +18,7 @@ class Cell:
     grade: bool = False
     locked: bool = False
     points: object = None
+    solution: bool = False
 
 
 @dataclass
