@@ -6,7 +6,7 @@ import csv
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
-from nbgrader_course import ASSIGNMENT, clone_course
+from nbgrader_course import ASSIGNMENT, clone_course, gradebook_checks
 
 from autograder import api
 from autograder.grader_side.assignment import Assignment
@@ -14,10 +14,9 @@ from autograder.reports import feedback, pages
 from autograder.reports.exports import write_csv
 from autograder.tooling.sampleclass import write_submission
 
-# student -> whether a TA grades C8 (nbgrader's needs_manual_grade). A deleted answer cell is not
-# here: nbgrader's add_missing_cells cannot put C8 back (the cell before it is not a graded one) and
-# stops on that notebook, which the gradebook then records as 0; the results follow the gradebook.
-CLASS = {"blank": False, "answered": True, "all_but_c8": False, "no_concepts": False}
+# student -> whether a TA grades C8 (nbgrader's needs_manual_grade). A deleted answer cell is put
+# back as released (the course's OverwriteCells), so it is an answer left as released.
+CLASS = {"blank": False, "answered": True, "all_but_c8": False, "no_concepts": False, "c8_deleted": False}
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +93,13 @@ def test_a_manual_score_given_before_keeps_c8_listed_after_a_regrade(graded, tmp
     result = again["students"]["blank"]
     assert "C8" in result["needs_manual_grade"] and result["questions"]["C8"]["score"] is None
     assert c8_in_csv(again, tmp_path)["blank"] == (True, "")
+
+
+def test_a_deleted_answer_cell_costs_only_its_own_points(graded):
+    """nbgrader's own step for missing cells stopped on a C8 deleted after its read-only TODO box
+    and recorded the whole of concepts.ipynb as 0; the course's puts it back where it was."""
+    root, alone, results = graded
+    book = gradebook_checks(root)["c8_deleted"]
+    assert sum(score for cid, score in book.items() if cid.startswith("C") and cid != "C8_answer") == 30.0
+    assert results["students"]["c8_deleted"]["score"] == alone["students"]["c8_deleted"]["score"] == 100.0
+    assert not any("could not process" in f for f in results["students"]["c8_deleted"]["flags"])

@@ -126,6 +126,25 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
         if not (attr == "checksum" and name in self.as_released):
             super().report_change(name, attr, old, new)
 
+    def add_missing_grade_cells(self, nb, resources):
+        """nbgrader's, putting a deleted graded cell back after the nearest earlier cell of the
+        source that the submission still has. (nbgrader's own looks only at graded and solution
+        cells, so a deleted answer right after a read-only cell, such as C8's after its TODO box,
+        stopped the whole notebook with a KeyError, and it was recorded as 0.)"""
+        source = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        names = [cell.name for cell in source.source_cells]
+        solutions = {cell.name for cell in source.solution_cells}
+        for graded in source.grade_cells:
+            present = {(cell.metadata.get("nbgrader") or {}).get("grade_id"): i for i, cell in enumerate(nb.cells)}
+            if graded.name in present:
+                continue
+            self.log.warning(f"Missing grade cell {graded.name} encountered, adding to notebook")
+            k = names.index(graded.name)
+            cell = self.missing_cell_transform(source.source_cells[k], graded.max_score,
+                                               is_solution=graded.name in solutions)
+            nb.cells.insert(next((present[n] + 1 for n in reversed(names[:k]) if n in present), 0), cell)
+        return nb, resources
+
 
 class SaveAutoGrades(nbgrader_preprocessors.SaveAutoGrades):
     """nbgrader's, writing the notebook's grades in one transaction, not one per cell (``lent_gradebook``)."""
