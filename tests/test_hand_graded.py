@@ -15,8 +15,8 @@ from autograder.reports.exports import write_csv
 from autograder.tooling.sampleclass import write_submission
 
 # student -> whether a TA grades C8 (nbgrader's needs_manual_grade). A deleted answer cell is put
-# back as released (the course's OverwriteCells), so it is an answer left as released.
-CLASS = {"blank": False, "answered": True, "all_but_c8": False, "no_concepts": False, "c8_deleted": False}
+# back (the course's OverwriteCells) under nbgrader's note that it was missing: a TA looks at it.
+CLASS = {"blank": False, "answered": True, "all_but_c8": False, "no_concepts": False, "c8_deleted": True}
 
 
 @pytest.fixture(scope="module")

@@ -140,8 +140,9 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
                 continue
             self.log.warning(f"Missing grade cell {graded.name} encountered, adding to notebook")
             k = names.index(graded.name)
-            cell = self.missing_cell_transform(source.source_cells[k], graded.max_score,
-                                               is_solution=graded.name in solutions)
+            cell = nbformat.from_dict(self.missing_cell_transform(source.source_cells[k], graded.max_score,
+                                                                  is_solution=graded.name in solutions))
+            cell.id = re.sub(r"[^A-Za-z0-9_-]", "-", f"restored-{graded.name}")[:64]   # nbformat 4.5 wants one
             nb.cells.insert(next((present[n] + 1 for n in reversed(names[:k]) if n in present), 0), cell)
         return nb, resources
 
