@@ -462,3 +462,24 @@ def test_a_name_built_at_run_time_leaves_the_question_to_a_ta(tmp_path):
     result = api.autograde("transformer-block", tmp_path / "class", workers=1)["students"]["unsure"]
     assert result["questions"]["B1"]["score"] == 0.0 and result["score"] == 92.0
     assert "B1" in result["needs_manual_grade"]
+
+
+def _b6_with(extra: str) -> dict:
+    a = Assignment()
+    source = {c.grade_id: c.source for c in a.cells("build")}
+    return routes.judge_notebook(notebook(a, "build", {"B6_code": solved(source["B6_code"]).rstrip() + extra}))
+
+
+def test_a_route_in_a_method_nothing_calls_is_a_tas_question_not_a_route():
+    """A reference layer built in a method the block never calls may be a comparison the student
+    ran by hand: for a TA, not a proof."""
+    judged = _b6_with("\n\n    def torch_reference(self):\n        return nn.TransformerEncoderLayer(16, 4, batch_first=True)\n")
+    for q in ("B6", "B7"):
+        assert judged[q].status == "unsure" and "a method nothing in the notebook calls" in judged[q].message(), q
+
+
+def test_a_route_in_a_method_the_subclass_overrides_costs_only_its_own_question():
+    """PostNormBlock overrides forward: a route in PreNormBlock.forward is B6's, not B7's."""
+    judged = _b6_with("\n\n    def forward(self, x, causal=True):\n"
+                      "        return nn.TransformerEncoderLayer(16, 4, batch_first=True)(x)\n")
+    assert judged["B6"].status == "route" and judged["B7"].status == "clean", judged["B7"].findings

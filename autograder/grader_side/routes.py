@@ -849,12 +849,15 @@ class _Scanner:
         self.findings: list[Finding] = []
         self.inside_string = 0      # the line of the exec(...) whose code is being read, if any
         self.doubtful = False       # the statement is reached only because it may bind any name
+        self.doubt = "a statement that may redefine it"     # ... or another reason a route there is not proof
         self.at = 0                 # the statement being read
         self.shown_stores: set = set()  # its globals() calls only written through, when that is all it hides
+        self.dead: set = set()      # ids of methods the question's class overrides (never run for it)
+        self.unused: set = set()    # ids of methods nothing in the notebook refers to
 
     def add(self, kind, family, reason, node, where, name=""):
         if kind == "route" and self.doubtful:   # it may not be what the question runs: a TA decides
-            kind, reason = "unsure", f"a statement that may redefine it {reason}"
+            kind, reason = "unsure", f"{self.doubt} {reason}"
         try:
             code = ast.unparse(node)
         except Exception:
@@ -878,15 +881,24 @@ class _Scanner:
         self.walk_nodes(nodes, s, 0, s.now | s.later)
 
     def walk_nodes(self, nodes, s: _Stmt, depth: int, free) -> None:
-        """Visit ``nodes``; ``free`` holds the global names they use (None: every name may be global)."""
+        """Visit ``nodes``; ``free`` holds the global names they use (None: every name may be global).
+        A method the question's class overrides is not visited; in one nothing refers to, a route
+        is a TA's question."""
+        skip = {id(n) for f in nodes if id(f) in self.dead for n in ast.walk(f)}
+        doubt = {id(n) for f in nodes if id(f) in self.unused for n in ast.walk(f)}
+        nodes = [n for n in nodes if id(n) not in skip]
         docstrings = {id(n.value) for n in nodes if isinstance(n, ast.Expr)
                       and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)}
         inner = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
         called = {id(n.func) for n in nodes if isinstance(n, ast.Call)}
         bases = {id(b) for n in nodes if isinstance(n, ast.ClassDef) for b in n.bases}
         ctx = _Context(docstrings, inner, called, bases, free)
+        outer, why = self.doubtful, self.doubt
         for node in nodes:
+            self.doubtful = outer or id(node) in doubt
+            self.doubt = why if outer or id(node) not in doubt else "a method nothing in the notebook calls"
             self.visit(node, s, ctx, depth)
+        self.doubtful, self.doubt = outer, why
 
     def where(self, s: _Stmt, node) -> tuple[int, int]:
         if s.spliced or self.inside_string:
@@ -1057,6 +1069,7 @@ def judge(sources: list[str], questions=None, labels=None) -> dict[str, Verdict]
         rule = RULES[qid]
         scanner = _Scanner(rule, program, labels)
         reached, maybe = program.reach(rule.names)
+        scanner.dead, scanner.unused = _methods_not_run(program, rule.names)
         for i in reached:
             scanner.doubtful = i in maybe
             try:
@@ -1077,6 +1090,59 @@ def judge_notebook(notebook, questions=None) -> dict[str, Verdict]:
     ids = [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells]
     return judge(sources, questions, lambda i: f"cell {ids[i][:40]}" if 0 <= i < len(ids) and isinstance(ids[i], str)
                  else f"code cell {i + 1}")
+
+
+# Methods torch.nn.Module (or Python) calls by itself: a class that defines one has it run.
+_CALLED_BY_TORCH = frozenset("""
+    forward extra_repr state_dict load_state_dict _load_from_state_dict _save_to_state_dict _apply apply to cuda
+    cpu float double half bfloat16 train eval parameters named_parameters buffers named_buffers children
+    named_children modules named_modules register_buffer register_parameter register_module add_module
+    zero_grad requires_grad_ share_memory type get_submodule get_parameter get_buffer
+""".split())
+
+
+def _methods_not_run(program: _Program, names) -> tuple[set[int], set[int]]:
+    """(ids of the methods a question's class overrides, ids of methods nothing refers to), among
+    the classes the question's names are and their bases (plain names of classes in the notebook).
+
+    A base's method is dead for the question when a class before it in the chain defines the same
+    name and no class before it calls ``super()`` or names ``Base.method``; a method whose name
+    no statement of the notebook uses (as an attribute, a name or a string), that is not a dunder
+    and not one torch calls itself, may be dead code, so what it reaches is a TA's question.
+    """
+    classes = {}
+    for s in program.stmts:
+        if isinstance(s.node, ast.ClassDef):
+            classes[s.node.name] = s.node          # the last definition of each name
+    referenced = set()
+    for s in program.stmts:
+        for node, _ in s.nodes:
+            if isinstance(node, ast.Attribute):
+                referenced.add(node.attr)
+            elif isinstance(node, ast.Name):
+                referenced.add(node.id)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                referenced.update(_words(node.value))
+    dead, unused = set(), set()
+    for name in names:
+        chain, cls = [], classes.get(name)
+        while cls is not None and cls not in chain:
+            chain.append(cls)
+            base = cls.bases[0] if len(cls.bases) == 1 else None
+            cls = classes.get(base.id) if isinstance(base, ast.Name) else None
+        defined: set[str] = set()
+        for k, cls in enumerate(chain):
+            methods = [m for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            later = {n.attr for c in chain[:k] for n in ast.walk(c) if isinstance(n, ast.Attribute)
+                     and isinstance(n.value, ast.Name) and n.value.id == cls.name}
+            reaches_up = any(isinstance(n, ast.Name) and n.id == "super" for c in chain[:k] for n in ast.walk(c))
+            for m in methods:
+                if m.name in defined and not reaches_up and m.name not in later:
+                    dead.add(id(m))
+                elif not (m.name.startswith("__") or m.name in _CALLED_BY_TORCH or m.name in referenced):
+                    unused.add(id(m))
+            defined |= {m.name for m in methods}
+    return dead, unused
 
 
 def _unique(findings):

@@ -87,7 +87,10 @@ def gradescope(result: dict, execution_time: float | None = None, isolation: dic
         for n, row in enumerate(q.get("checks", []), 1):
             output = row["message"] or "passed"
             if row.get("review") and not row.get("passed"):
-                output = f"awaiting review: a TA decides these points ({output}; your answer: {row['review']})"
+                if output.startswith("awaiting"):   # a route the grader could not rule out: the message says why
+                    output = f"{output} (a TA decides these points)"
+                else:                               # an answer it could not place: quoted
+                    output = f"awaiting review: a TA decides these points ({output}; your answer: {row['review']})"
             tests.append({"name": f"{row['id']}", "number": f"{qid}.{n}", "score": row["score"],
                           "max_score": row["max_score"], "status": "passed" if row.get("passed") else "failed",
                           "output": output, "visibility": "after_published" if row["hidden"] else "visible"})
@@ -95,6 +98,10 @@ def gradescope(result: dict, execution_time: float | None = None, isolation: dic
     manual = [f"{qid} ({q['max_score']:g} points)" for qid, q in result.get("questions", {}).items() if q.get("manual")]
     if manual:
         lines.append(f"graded by hand later, not in this score: {', '.join(manual)}")
+    waiting = [qid for qid, q in result.get("questions", {}).items()
+               if any(row.get("review") and not row.get("passed") for row in q.get("checks") or [])]
+    if waiting:
+        lines.append(f"awaiting a TA's review, not in this score yet: {', '.join(waiting)}")
     lines += list(notes)
     if isolation is not None:
         lines.append("isolation: " + describe_isolation(isolation))

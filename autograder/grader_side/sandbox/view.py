@@ -146,6 +146,15 @@ def weak_lib(folder: str, packages: dict[str, str]) -> str:
     return lib
 
 
+def _locked_flags(path: str) -> int:
+    """The flags of the mount at ``path`` a remount must keep: inside a user namespace (a grader
+    that is not root) nosuid, nodev and noexec of the mount it came from are locked, and a remount
+    that drops them is refused."""
+    have = os.statvfs(path).f_flag
+    return ((syscalls.MS_NOSUID if have & os.ST_NOSUID else 0) | (syscalls.MS_NODEV if have & os.ST_NODEV else 0)
+            | (syscalls.MS_NOEXEC if have & os.ST_NOEXEC else 0))
+
+
 # -- inside a session (its own mount namespace; still privileged) -----------------------------
 
 def enter(scratch_mb: int, shm_mb: int, owner: int | None) -> None:
@@ -159,7 +168,8 @@ def enter(scratch_mb: int, shm_mb: int, owner: int | None) -> None:
         if os.path.isdir(STASH + python):
             os.makedirs(python, 0o755, exist_ok=True)
             syscalls.mount(STASH + python, python, None, syscalls.MS_BIND | syscalls.MS_REC)
-            syscalls.mount(None, python, None, syscalls.MS_REMOUNT | syscalls.MS_BIND | syscalls.MS_RDONLY | syscalls.MS_REC)
+            syscalls.mount(None, python, None, syscalls.MS_REMOUNT | syscalls.MS_BIND | syscalls.MS_RDONLY
+                           | syscalls.MS_REC | _locked_flags(python))
     syscalls.mount("tmpfs", "/dev/shm", "tmpfs", flags, f"mode=1777,size={shm_mb}m,nr_inodes=1024")
     runtime = os.path.join(LIB, RUNTIME)
     if os.path.isdir(runtime):
