@@ -97,17 +97,20 @@ def _grade(config) -> dict:
 
 
 def _items(session, sid: str, result: dict):
-    student = Student.from_parent(session, name=sid, nodeid=sid)
+    safe = sid.replace(":", "%3A")      # a folder named "alice::C1" must not pass for alice's C1
+    student = Student.from_parent(session, name=safe, nodeid=safe)
     questions = result.get("questions") or {}
     if not any(q.get("checks") for q in questions.values()):
         yield Check.from_parent(student, name="submission", sid=sid, qid="", row=None,
                                 why=result.get("reason") or "nothing could be graded")
         return
     for qid, q in questions.items():
-        node = Question.from_parent(student, name=qid, nodeid=f"{sid}::{qid}")
+        node = Question.from_parent(student, name=qid, nodeid=f"{safe}::{qid}")
         if q.get("manual"):
-            yield Check.from_parent(node, name=f"{qid}_manual", sid=sid, qid=qid, row=None,
-                                    why="graded by hand by a TA", skip=True, points=q["max_score"])
+            why = "graded by hand by a TA" if qid in result.get("needs_manual_grade", []) else \
+                (q.get("feedback") or ["not graded by hand: it scores 0"])[0]
+            yield Check.from_parent(node, name=f"{qid}_manual", sid=sid, qid=qid, row=None, why=why, skip=True,
+                                    points=q["max_score"])
         for row in q.get("checks") or []:
             yield Check.from_parent(node, name=row["id"], sid=sid, qid=qid, row=row)
 

@@ -35,9 +35,9 @@ def run(sub, env):
                     sub.outcomes[c.id] = Outcome(False, message, old.replies, evidence=old.evidence)
                 f = verdict.first
                 sub.flags.append(f"{notebook}: {qid} not scored: {f.reason} ({f.code}, {f.where})")
-                entry = _catalogued(env, notebook, qid, f)
-                if entry is not None:
-                    sub.diagnoses[qid] = entry
+                # Only an entry that takes the same route names it (None: no misconception at all,
+                # not the behaviour matcher's guess: a route behaves exactly like torch).
+                sub.diagnoses[qid] = _catalogued(env, notebook, qid, f)
             elif verdict.status == "unsure":
                 _wait_for_a_ta(sub, notebook, qid, mine, verdict.message())
             elif evidence:

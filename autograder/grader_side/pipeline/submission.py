@@ -46,7 +46,7 @@ class Submission:
     load_errors: dict = field(default_factory=dict)  # notebook -> [cell errors while loading]
     outcomes: dict = field(default_factory=dict)    # check id -> Outcome
     to_review: dict = field(default_factory=dict)   # question id -> why a TA should look (its score stands)
-    diagnoses: dict = field(default_factory=dict)   # question id -> misconception entry
+    diagnoses: dict = field(default_factory=dict)   # question id -> misconception entry (None: none to name)
     result: dict = field(default_factory=dict)
 
 
