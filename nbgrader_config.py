@@ -5,8 +5,8 @@ child process, every check runs in the grader, and each test cell gets the check
 output (see autograder/grader_side/nbgrader_execute.py). nbgrader's own in-kernel `Execute` is kept
 configured below only for comparisons (bench/).
 
-The problem sets are authored in solutions/<assignment>/ (nbgrader's source directory) and
-released to assignments/<assignment>/; student data (submitted/, autograded/, feedback/,
+The problem sets are authored in solutions/<assignment>/ (nbgrader's source directory; one folder
+per set, see docs/problem-sets.md) and released to assignments/<assignment>/; student data (submitted/, autograded/, feedback/,
 gradebook.db) lives next to this file and is git-ignored.
 """
 c = get_config()  # noqa: F821  (nbgrader provides get_config)
@@ -15,8 +15,16 @@ c.CourseDirectory.course_id = "transformer-block"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "assignments"
 c.CourseDirectory.db_url = "sqlite:///gradebook.db"
-# The text form of each notebook and the grader's caches stay out of the release.
-c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.pct.py"]
+# The text form of each notebook, each set's grading/ folder (hidden checks, references, catalogue,
+# contract) and the grader's caches stay out of the release.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "*.pct.py", "grading"]
+
+# The release gets the course's runtime (autograder/student_side) next to the set's visible checks.
+from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: E402
+
+from autograder.tooling.release import ShipRuntime  # noqa: E402
+
+c.GenerateAssignment.preprocessors = [*GenerateAssignment.class_traits()["preprocessors"].default(), ShipRuntime]
 
 # A test cell deleted from a submission is put back from the source, and so still graded.
 c.OverwriteCells.add_missing_cells = True

@@ -19,14 +19,21 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from autograder.grader_side import pipeline
-from autograder.grader_side.assignment import REPO, Assignment, CourseError
+from autograder.grader_side.pipeline import grade_safely
+from autograder.grader_side.sandbox import PRELOAD, grading_sandbox, limits
+from autograder.grader_side.assignment import REPO, Assignment, CourseError, names
 from autograder.grader_side.results import StudentResult
 from autograder.reports.exports import gradescope, write_csv, write_json
-from autograder.tooling.release import make_course, nbgrader, release, scheduled
+from autograder.tooling.release import make_course, nbgrader, release, schedule, scheduled
 
 __all__ = ["CourseError", "autograde", "autograded_folder", "compare_nbgrader", "course_root", "find_submissions",
-           "grade", "grade_one", "gradescope", "gradescope_package", "make_course", "nbgrader", "record_gradebook",
-           "release", "scheduled", "submitted_folder", "write_csv", "write_json"]
+           "grade", "grade_one", "gradescope", "gradescope_package", "make_course", "nbgrader", "problem_sets",
+           "record_gradebook", "release", "schedule", "scheduled", "submitted_folder", "write_csv", "write_json"]
+
+
+def problem_sets(repo: Path = REPO) -> list[str]:
+    """The problem sets of the course in ``repo`` (the folders of ``solutions/``)."""
+    return names(repo)
 
 
 # ---- the course folder ---------------------------------------------------------------------------
@@ -66,7 +73,6 @@ def record_gradebook(results: dict, submissions: Path, repo: Path = REPO) -> Non
 # ---- autograde -------------------------------------------------------------------------------
 
 # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
-PRELOAD = ("numpy", "torch", "matplotlib.pyplot")
 
 
 def find_submissions(folder: Path) -> dict[str, Path]:
@@ -154,16 +160,6 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
             "students": {sid: results[sid] for sid in sorted(results)}}
 
 
-def grading_sandbox(timeout: float, hide=(), allow_weak_isolation: bool = False):
-    """The sandbox submissions are graded in (``course autograde`` and ``nbgrader autograde`` alike),
-    not yet started: the package's checkout, the home directory and ``hide`` are hidden from it.
-    Warm modules every child gets for free: torch, and pyplot for a student's scratch plots."""
-    from autograder.grader_side.sandbox import Sandbox
-
-    paths = sorted({REPO, Path.home(), *(Path(p).resolve() for p in hide)})
-    return Sandbox(limits(timeout), preload=PRELOAD, hide=paths, allow_weak_isolation=allow_weak_isolation)
-
-
 def _recorder(root: Path, assignment: str):
     from autograder.grader_side.gradebook import Course, Recorder
 
@@ -176,24 +172,6 @@ def _record_safely(recorder, student: str, result: dict, folder: Path) -> None:
         recorder.record(student, result, folder)
     except Exception as exc:
         result.setdefault("flags", []).append(f"not written to nbgrader's gradebook: {type(exc).__name__}: {exc}"[:300])
-
-
-def limits(timeout: float):
-    """The sandbox's limits for ``timeout`` seconds per notebook: a cell or check that runs past a
-    third of it is interrupted on its own."""
-    from autograder.grader_side.sandbox import Limits
-
-    return Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))
-
-
-def grade_safely(student, folder, env, refused=None) -> dict:
-    """One task; a bug in the grader fails this student with its reason, not the batch."""
-    try:
-        return pipeline.grade(student, folder, env, refused)
-    except Exception as exc:
-        return StudentResult("grader-error", 0.0, env.assignment.max_score,
-                             reason=f"the grader could not grade this submission: "
-                                    f"{type(exc).__name__}: {exc}"[:400]).to_dict()
 
 
 # ---- one submission ------------------------------------------------------------------------

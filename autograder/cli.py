@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 
 from autograder import api
-from autograder.grader_side.assignment import ASSIGNMENT, REPO
+from autograder.grader_side.assignment import REPO
 from autograder.reports.escape import for_terminal
 
 
@@ -33,7 +33,7 @@ def main(argv=None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("release", help="build the source notebooks and regenerate assignments/")
-    p.add_argument("assignment", nargs="?", default=None, help=f"default: {ASSIGNMENT}, or the --week's")
+    p.add_argument("assignment", nargs="?", default=None, help="a folder of solutions/ (or give --week)")
     p.add_argument("--week", type=int, default=None, help="release what course/schedule.toml lists for this week")
 
     p = sub.add_parser("autograde", help="grade a whole class, isolated and in parallel, into nbgrader's gradebook")
@@ -61,22 +61,25 @@ def main(argv=None) -> int:
 
     p = sub.add_parser("grade", help="grade one submission given as notebook files")
     p.add_argument("notebooks", nargs="+", type=Path)
-    p.add_argument("--assignment", default=ASSIGNMENT)
+    p.add_argument("--assignment", required=True, help="the problem set (a folder of solutions/)")
     p.add_argument("--gradescope", type=Path, default=None, help="also write Gradescope's results.json here")
     p.add_argument("--timeout", type=float, default=60.0)
 
     p = sub.add_parser("gradescope-package",
                        help="build Gradescope's autograder.zip (setup.sh, run_autograder, the kit and the course)")
-    p.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    p.add_argument("assignment")
     p.add_argument("--out", type=Path, default=Path("autograder.zip"))
 
-    p = sub.add_parser("demo", help="grade a generated sample class end to end and write every output")
+    p = sub.add_parser("demo", help="grade a generated sample class on every scheduled set, end to end, and write "
+                                    "every output")
     p.add_argument("--out", type=Path, default=REPO / "out" / "demo")
 
     p = sub.add_parser("mutants", help="mutation score of the checks on the misconception catalogue, per grader")
+    p.add_argument("assignment", nargs="*", help="problem sets (default: every set in solutions/)")
     p.add_argument("--grader", choices=("course", "nbgrader", "both"), default="both")
 
-    p = sub.add_parser("checks", help="list every check with its question, points and visibility")
+    p = sub.add_parser("checks", help="list every check of a set with its question, points and visibility")
+    p.add_argument("assignment")
 
     args = parser.parse_args(argv)
     try:
@@ -89,7 +92,9 @@ def main(argv=None) -> int:
 def _release(args) -> int:
     if args.week is not None and args.assignment:
         raise api.CourseError("give an assignment or --week, not both")
-    assignment = api.scheduled(args.week) if args.week is not None else args.assignment or ASSIGNMENT
+    if args.week is None and not args.assignment:
+        raise api.CourseError(f"name the problem set to release ({', '.join(api.problem_sets())}) or give --week N")
+    assignment = api.scheduled(args.week) if args.week is not None else args.assignment
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         files = api.release(assignment, api.course_root())
@@ -158,9 +163,7 @@ def _gradescope_package(args) -> int:
 
 
 def _checks(args) -> int:
-    from autograder.grader_side import checks
-
-    for c in checks.all_checks():
+    for c in api.Assignment(args.assignment, api.course_root()).checks:
         print(f"{c.id:28} {c.points:>4g}  {'hidden ' if c.hidden else 'visible'}  {c.says}")
     return 0
 
@@ -175,7 +178,7 @@ def _demo(args) -> int:
     def progress(event, value):
         nonlocal bar
         if event == "class":
-            print(f"sample class: {value} submissions written to {args.out / 'course' / 'submitted'}")
+            print(f"sample class: {value} submissions written to course/submitted/ of {args.out}")
             bar = tqdm(total=value, desc="course autograde", unit="submission", file=sys.stderr)
         elif event == "done":
             bar.close()
@@ -183,15 +186,16 @@ def _demo(args) -> int:
         else:
             bar.update(1)
 
-    print("releasing the problem set, then writing and grading a sample class")
-    results, written = demo.run(args.out, progress)
-    print(summary(results))
-    ratio = results["nbgrader_seconds"] / max(results["seconds"], 1e-9)
-    print(f"nbgrader autograde on the same class: {results['nbgrader_seconds']} s ({ratio:.0f}x slower); "
-          f"{sum(1 for r in results['students'].values() if r.get('disagreements'))} submission(s) "
-          "where the two graders disagree")
-    for name in ("results", "grades", "gradescope", "feedback", "report"):
-        print(f"{name:>10}: {written[name]}")
+    for assignment in demo.sets():
+        print(f"{assignment}: releasing the problem set, then writing and grading a sample class")
+        results, written = demo.run(args.out / assignment, assignment, progress)
+        print(summary(results))
+        ratio = results["nbgrader_seconds"] / max(results["seconds"], 1e-9)
+        print(f"nbgrader autograde on the same class: {results['nbgrader_seconds']} s ({ratio:.0f}x slower); "
+              f"{sum(1 for r in results['students'].values() if r.get('disagreements'))} submission(s) "
+              "where the two graders disagree")
+        for name in ("results", "grades", "gradescope", "feedback", "report"):
+            print(f"{name:>10}: {written[name]}")
     return 0
 
 
@@ -199,16 +203,21 @@ def _mutants(args) -> int:
     from autograder.tooling import mutants
 
     graders = mutants.GRADERS if args.grader == "both" else (args.grader,)
-    report = mutants.run(graders)
-    print(_table(report.table()))
-    for grader in graders:
-        for kind, ids in (("wrong answers that kept full marks", report.survivors(grader)),
-                          ("correct answers that lost points", report.false_rejects(grader))):
-            if ids:
-                print(f"{grader}: {kind}: {', '.join(ids)}")
-    print(f"{len(report.entries)} misconceptions, {len(report.variants)} correct variants: "
-          + ("every grader kills every misconception and keeps every variant" if report.perfect else "NOT PERFECT"))
-    return 0 if report.perfect else 1
+    perfect = True
+    for assignment in args.assignment or api.problem_sets(api.course_root()):
+        report = mutants.run(assignment, graders)
+        print(f"{assignment}:")
+        print(_table(report.table()))
+        for grader in graders:
+            for kind, ids in (("wrong answers that kept full marks", report.survivors(grader)),
+                              ("correct answers that lost points", report.false_rejects(grader))):
+                if ids:
+                    print(f"{grader}: {kind}: {', '.join(ids)}")
+        print(f"{len(report.entries)} misconceptions, {len(report.variants)} correct variants: "
+              + ("every grader kills every misconception and keeps every variant" if report.perfect
+                 else "NOT PERFECT") + "\n")
+        perfect &= report.perfect
+    return 0 if perfect else 1
 
 
 def _table(rows: list[list[str]]) -> str:
@@ -219,9 +228,11 @@ def _table(rows: list[list[str]]) -> str:
 
 def summary(results: dict) -> str:
     """A fixed-width table: one row per student, one column per question."""
-    from autograder.grader_side import contract
+    from autograder.reports import pages
 
-    qids = [q for q, meta in contract.QUESTIONS.items() if not meta.manual]
+    manual = {qid for r in results["students"].values() for qid, q in (r.get("questions") or {}).items()
+              if q.get("manual")}
+    qids = [q for q in pages.question_order(results) if q not in manual]
     rows = [["student", *qids, "total", "status"]]
     for sid, r in results["students"].items():
         q = r.get("questions", {})

@@ -2,7 +2,7 @@
 
 Run in the course folder (the one holding ``nbgrader_config.py``)::
 
-    pytest --submission submitted/alice/transformer-block      # one student
+    pytest --submission submitted/alice/<assignment>           # one student
     pytest --submissions submitted/ --junitxml grades.xml       # a whole class
 
 The submissions are graded once, at collection, by ``course autograde``'s own pipeline (the same
@@ -27,8 +27,8 @@ def pytest_addoption(parser):
                     help="grade one student's folder: <student>/<assignment>/ or <student>/ holding the notebooks")
     group.addoption("--submissions", type=Path, default=None, metavar="DIR",
                     help="grade every student folder in DIR, as `course autograde --submissions DIR`")
-    group.addoption("--assignment", default=None, help="the assignment (default: the --submission folder's name "
-                                                       "when it is one of the course's, else the course's default)")
+    group.addoption("--assignment", default=None, help="the problem set (default: the one the submission folders "
+                                                       "are named after, or the course's only set)")
     group.addoption("--course", type=Path, default=None, help="the course folder (default: the current one)")
     group.addoption("--grading-timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
     group.addoption("--grading-workers", type=int, default=0, help="parallel submissions (0: one per core)")
@@ -77,7 +77,6 @@ class Grading:
 def _grade(config) -> dict:
     """The results document of the submissions the options name."""
     from autograder import api
-    from autograder.grader_side.assignment import Assignment
 
     root = api.course_root(config.getoption("course"))
     timeout, workers = config.getoption("grading_timeout"), config.getoption("grading_workers")
@@ -86,15 +85,31 @@ def _grade(config) -> dict:
         raise api.CourseError("give --submission FOLDER or --submissions DIR, not both")
     assignment = config.getoption("assignment")
     if many:
-        return api.autograde(assignment or Assignment(repo=root).name, many, workers, timeout, repo=root)
+        return api.autograde(assignment or _named(api, root, Path(many)), many, workers, timeout, repo=root)
     one = Path(one)
-    named = one.name if (root / "solutions" / one.name).is_dir() else None
-    assignment = assignment or named or Assignment(repo=root).name
+    named = one.name if one.name in api.problem_sets(root) else None
+    assignment = assignment or named or _named(api, root, one.parent)
     student = one.parent if named == assignment else one     # <student>/<assignment>/ or <student>/
     if not student.parent.is_dir():
         raise api.CourseError(f"--submission {one}: no such folder; give <student>/<assignment>/ or <student>/")
     return api.autograde(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name])
 
+
+
+def _named(api, root: Path, folder: Path) -> str:
+    """The set a folder of student folders holds: the course's only set, or the one set its
+    ``<student>/<assignment>/`` folders are named after."""
+    sets = api.problem_sets(root)
+    if len(sets) == 1:
+        return sets[0]
+    try:
+        named = {p.name for student in folder.iterdir() if student.is_dir() for p in student.iterdir()
+                 if p.is_dir() and p.name in sets}
+    except OSError:
+        named = set()
+    if len(named) == 1:
+        return named.pop()
+    raise api.CourseError(f"give --assignment: the course has {len(sets)} problem sets ({', '.join(sets)})")
 
 def _items(session, sid: str, result: dict):
     safe = sid.replace(":", "%3A")      # a folder named "alice::C1" must not pass for alice's C1

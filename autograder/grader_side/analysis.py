@@ -15,6 +15,7 @@ the course's own cells lives there) and stopped at exit.
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import queue
@@ -57,28 +58,53 @@ def as_python(source: str) -> str:
         return source
 
 
-def read(cells: list[tuple[str, bool, bool]], questions: list[str], labels: list[str],
+def read(cells: list[tuple[str, bool, bool]], rules: dict, labels: list[str],
          seconds: float = SECONDS) -> Reading:
     """Read one notebook's program: ``cells`` are (source, the student's: transform it, judge it),
-    in run order; ``labels[i]`` names cell ``i`` in messages. Never raises."""
+    in run order; ``rules`` (question -> ``routes.Rule``) the questions to judge; ``labels[i]``
+    names cell ``i`` in messages. Never raises."""
+    key, data = _encoded(rules)
     helper = _take()
+    request = {"cells": cells, "rules_key": key, "labels": labels}
+    if key not in helper.known:
+        request["rules"] = data    # once per helper: it keeps them
     try:
-        reply = helper.ask({"cells": cells, "questions": questions, "labels": labels}, seconds)
+        reply = helper.ask(request, seconds)
     except _Over as over:
         helper.stop()
         return Reading([source for source, _, _ in cells], {}, str(over))
+    helper.known.add(key)
     _give(helper)
-    verdicts = {q: routes.Verdict(q, [routes.Finding(**f) for f in found]) for q, found in reply["verdicts"].items()}
+    verdicts = {q: routes.Verdict(q, [routes.Finding(**f) for f in found], rules[q])
+                for q, found in reply["verdicts"].items()}
     return Reading(reply["program"], verdicts)
+
+
+_encodings: dict[tuple, tuple[str, dict]] = {}
+
+
+def _encoded(rules: dict) -> tuple[str, dict]:
+    """``rules`` as plain data, with a key naming them (computed once per set of rules)."""
+    ids = tuple((q, id(r)) for q, r in rules.items())
+    if ids not in _encodings:
+        data = {q: r.to_data() for q, r in rules.items()}
+        _encodings[ids] = (hashlib.sha1(json.dumps(data, sort_keys=True).encode()).hexdigest(), data)
+    return _encodings[ids]
+
+
+_known_rules: dict[str, dict] = {}     # in the helper: rules_key -> question -> Rule
 
 
 def _answer(request: dict) -> dict:
     """In the helper: transform the student's cells, then judge the program."""
+    if "rules" in request:
+        _known_rules[request["rules_key"]] = {q: routes.Rule.from_data(d) for q, d in request["rules"].items()}
+    rules = _known_rules[request["rules_key"]]
     program = [as_python(source) if transform else source for source, transform, _ in request["cells"]]
     judged = [source if judge else "" for source, (_, _, judge) in zip(program, request["cells"])]
     labels = request["labels"]
-    verdicts = routes.judge(judged, request["questions"], lambda i: labels[i] if 0 <= i < len(labels) else
-                            f"cell {i + 1}") if request["questions"] else {}
+    verdicts = routes.judge(judged, rules, lambda i: labels[i] if 0 <= i < len(labels) else
+                            f"cell {i + 1}") if rules else {}
     return {"program": program, "verdicts": {q: [asdict(f) for f in v.findings] for q, v in verdicts.items()}}
 
 
@@ -90,6 +116,7 @@ class _Over(Exception):
 
 class _Helper:
     def __init__(self):
+        self.known = set()          # the rules_keys this helper has been sent
         self.process = subprocess.Popen(
             [sys.executable, "-c", "from autograder.grader_side.analysis import serve; serve()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
@@ -99,6 +126,8 @@ class _Helper:
             resource.prlimit(self.process.pid, resource.RLIMIT_FSIZE, (0, 0))
         except (OSError, ValueError):
             pass            # already gone: the first request says so
+
+    known: set
 
     def ask(self, request: dict, seconds: float) -> dict:
         deadline = time.monotonic() + seconds

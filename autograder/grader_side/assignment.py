@@ -1,7 +1,9 @@
-"""Where the course's files are, and what the trusted source notebooks say.
+"""One problem set as the grader sees it: where its files are, what its trusted source notebooks
+say, and its contract, checks and catalogue (``problem_set.py``).
 
 The grader never takes a submission's word for which cells are tests, how many points they
-carry, or what the given code is: it reads that here, from ``solutions/<assignment>/``.
+carry, or what the given code is: it reads that here, from ``solutions/<assignment>/``. It names
+no problem set of its own: every command is given the assignment (a folder under ``solutions/``).
 """
 from __future__ import annotations
 
@@ -13,11 +15,9 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grader_side import contract
+from autograder.grader_side import problem_set
 
 REPO = Path(__file__).resolve().parents[2]   # the checkout: autograder/grader_side/assignment.py
-ASSIGNMENT = "transformer-block"
-NOTEBOOKS = ("concepts", "build")
 
 
 class CourseError(RuntimeError):
@@ -39,14 +39,43 @@ class SourceCell:
 @dataclass
 class Assignment:
     """The source (nbgrader's solutions/) of one problem set."""
-    name: str = ASSIGNMENT
+    name: str
     repo: Path = REPO
-    notebooks: tuple[str, ...] = NOTEBOOKS
+    only: tuple[str, ...] = ()      # grade these of its notebooks only (nbgrader grades one at a time)
     _cells: dict = field(default_factory=dict, repr=False)
 
     @property
     def source_dir(self) -> Path:
         return self.repo / "solutions" / self.name
+
+    @cached_property
+    def set(self) -> problem_set.ProblemSet:
+        """The set's contract, checks and catalogue, loaded from ``source_dir``."""
+        if not self.source_dir.is_dir():
+            sets = ", ".join(names(self.repo)) or "none"
+            raise CourseError(f"no problem set {self.name!r} in {self.repo / 'solutions'} (sets there: {sets})")
+        try:
+            return problem_set.load(self.source_dir)
+        except problem_set.ProblemSetError as exc:
+            raise CourseError(str(exc)) from None
+
+    @property
+    def notebooks(self) -> tuple[str, ...]:
+        return self.only or self.set.notebooks
+
+    @property
+    def questions(self) -> dict:
+        return self.set.questions
+
+    @property
+    def checks(self) -> list:
+        return self.set.checks
+
+    def check(self, check_id: str):
+        try:
+            return self.set.by_id[check_id]
+        except KeyError:
+            raise KeyError(f"no check named {check_id!r} in {self.name}; see `course checks {self.name}`") from None
 
     @property
     def release_dir(self) -> Path:
@@ -75,7 +104,13 @@ class Assignment:
 
     @cached_property
     def max_score(self) -> float:
-        return float(sum(q.points for q in contract.QUESTIONS.values() if not q.manual))
+        return float(sum(q.points for q in self.questions.values() if not q.manual))
+
+
+def names(repo: Path = REPO) -> list[str]:
+    """The problem sets in ``repo``: the folders of ``solutions/`` with a ``grading/`` package."""
+    root = repo / "solutions"
+    return sorted(p.name for p in root.iterdir() if (p / "grading" / "__init__.py").is_file()) if root.is_dir() else []
 
 
 def _source_cell(cell: dict) -> SourceCell:

@@ -138,9 +138,9 @@ class Grader(WorkerPlugin):
     def start(self, threads: int) -> None:
         import torch
 
-        from autograder import api
         from autograder.grader_side import pipeline
         from autograder.grader_side.assignment import Assignment
+        from autograder.grader_side.sandbox import grading_sandbox
 
         torch.set_num_threads(1)   # see api.autograde
 
@@ -151,8 +151,8 @@ class Grader(WorkerPlugin):
             path.write_bytes(data)
         (self.root / "submissions").mkdir()
         self.locks = claim_slots(threads)
-        self.sandbox = api.grading_sandbox(self.timeout, hide=(self.root,),
-                                           allow_weak_isolation=self.allow_weak_isolation)
+        self.sandbox = grading_sandbox(self.timeout, hide=(self.root,),
+                                       allow_weak_isolation=self.allow_weak_isolation)
         self.env = pipeline.Env(Assignment(self.assignment, self.root / "course"), self.sandbox, workers=0)
         for slot in self.locks:
             self.env.slots.put(slot)
@@ -189,7 +189,7 @@ def claim_slots(count: int) -> dict[int, object]:
 def grade_task(plugin: str, student: str, files: dict[str, bytes | str]) -> dict:
     """Run on a worker: grade one submission given as its files (a notebook the sending grader
     refused to read comes as the reason, a str); returns its result."""
-    from autograder.api import grade_safely
+    from autograder.grader_side.pipeline import grade_safely
 
     grader = get_worker().plugins[plugin]
     grader.wait_ready()
@@ -214,11 +214,15 @@ def isolation_of(plugin: str, dask_worker=None) -> dict | None:
 
 
 def course_files(a) -> dict[str, bytes]:
-    """The trusted files a worker needs: the source and the released notebooks."""
+    """The trusted files a worker needs: the source and the released notebooks, and the set's code
+    (its contract, checks, catalogue and references: every ``.py`` of its folder)."""
     files = {}
     for folder in (a.source_dir, a.release_dir):
         for notebook in a.notebooks:
             path = folder / f"{notebook}.ipynb"
+            files[str(path.relative_to(a.repo))] = path.read_bytes()
+    for path in sorted(a.source_dir.rglob("*.py")):
+        if "__pycache__" not in path.parts:
             files[str(path.relative_to(a.repo))] = path.read_bytes()
     return files
 

@@ -34,7 +34,7 @@ from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutp
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import IntegrityError, SAWarning
 
-from autograder.grader_side import contract, nbgrader_execute, submitted
+from autograder.grader_side import nbgrader_execute, submitted
 from autograder.grader_side.assignment import Assignment, CourseError
 from autograder.grader_side.lent_gradebook import Source, lent
 from autograder.grader_side.nbgrader_execute import MarkForReview, SaveAutoGrades, write_outcomes
@@ -143,7 +143,7 @@ class Recorder:
                 raise
         if notes or unprocessed:   # once, after the attempt that was committed
             result.setdefault("flags", []).extend(notes + unprocessed)
-        _hand_graded_as_recorded(result, waiting)
+        _hand_graded_as_recorded(result, waiting, self.assignment.questions)
         dest = self.course.folder("autograded", student, self.name)
         if dest.exists():
             shutil.rmtree(dest)
@@ -193,18 +193,18 @@ class Recorder:
         for notebook in self.source.notebooks:
             for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
                 qid = grade.name.partition("_")[0]
-                if grade.needs_manual_grade and qid in contract.QUESTIONS and contract.QUESTIONS[qid].manual:
+                if grade.needs_manual_grade and qid in self.assignment.questions and self.assignment.questions[qid].manual:
                     waiting.add(qid)
         gb.db.commit()
         return graded, unprocessed, waiting
 
 
-def _hand_graded_as_recorded(result: dict, waiting: set[str]) -> None:
+def _hand_graded_as_recorded(result: dict, waiting: set[str], questions_of_set: dict) -> None:
     """The hand-graded questions (C8) of ``result`` as the gradebook lists them: waiting for a TA
     exactly when nbgrader's grade needs manual grading (an answer, a manual score given before),
     else scored 0 as recorded (an answer left as released, a notebook nbgrader could not process)."""
     questions = result.get("questions") or {}
-    for qid, q in contract.QUESTIONS.items():
+    for qid, q in questions_of_set.items():
         if not q.manual:
             continue
         if qid in questions:
@@ -214,9 +214,9 @@ def _hand_graded_as_recorded(result: dict, waiting: set[str]) -> None:
                 questions[qid].update(score=0.0, feedback=["recorded as 0 in nbgrader's gradebook, not listed for "
                                                            "grading by hand"])
     listed = set(result.get("needs_manual_grade") or [])
-    listed = {qid for qid in listed if not (qid in contract.QUESTIONS and contract.QUESTIONS[qid].manual)} | waiting
-    result["needs_manual_grade"] = [qid for qid in contract.QUESTIONS if qid in listed] + \
-        [qid for qid in result.get("needs_manual_grade") or [] if qid not in contract.QUESTIONS]
+    listed = {qid for qid in listed if not (qid in questions_of_set and questions_of_set[qid].manual)} | waiting
+    result["needs_manual_grade"] = [qid for qid in questions_of_set if qid in listed] + \
+        [qid for qid in result.get("needs_manual_grade") or [] if qid not in questions_of_set]
 
 
 # What nbgrader cannot match in a student's folder name: its paths are globs, then a regular

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import sys
 
-from autograder.grader_side import checks
-from autograder.student_side import notebook
+from autograder.grader_side.assignment import Assignment
+from autograder.student_side import checks, notebook
 
 
-def hidden_check(check_id: str, ns: dict | None = None) -> None:
-    """Run one check (hidden ones included) on ``ns`` (default: the calling notebook's globals)."""
-    checks.all_checks()   # registers the hidden checks next to the visible ones
+def hidden_check(assignment: str, check_id: str, ns: dict | None = None) -> None:
+    """Run one check of the set ``assignment`` (hidden ones included) on ``ns`` (default: the
+    calling notebook's globals)."""
+    checks.add(Assignment(assignment).set.by_id)   # the hidden checks, next to the visible ones
     notebook.check(check_id, sys._getframe(1).f_globals if ns is None else ns)

@@ -65,7 +65,7 @@ class SandboxExecute(NbGraderPreprocessor):
         for flag in flags:
             self.log.warning("%s: %s", info["student"], flag)
         review = write_outcomes(nb, outcomes, _assignment(info["assignment"], root), info["notebook"])
-        resources.setdefault("course", {}).update(review=review, look=_checks_of(to_review, outcomes))
+        resources.setdefault("course", {}).update(review=review, look=_checks_of(_assignment(info["assignment"], root), to_review, outcomes))
         return nb, resources
 
 
@@ -228,8 +228,6 @@ def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, s
 
     A grade cell the course does not know (one a submission made up) gets an error, so it can never
     earn a point; test cells get back the source the students were given."""
-    from autograder.grader_side import checks
-
     released = assignment.tests(notebook)
     review = {}
     for cell in nb.cells:
@@ -249,7 +247,7 @@ def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, s
             cell.outputs = [_error(f"{grade_id} is awaiting review: not scored yet, a TA decides (until then "
                                    f"nbgrader shows 0): {outcome.review}")]
         elif outcome.passed:
-            check = checks.get(grade_id)
+            check = assignment.check(grade_id)
             text = f"passed {grade_id} ({check.points:g} point{'s' * (check.points != 1)}): {check.says}\n"
             cell.outputs = [NotebookNode(output_type="stream", name="stdout", text=text)]
         else:
@@ -382,16 +380,14 @@ def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, r
     return sub.outcomes, sub.flags, sub.to_review
 
 
-def _checks_of(questions, outcomes) -> list[str]:
+def _checks_of(assignment, questions, outcomes) -> list[str]:
     """The checks (among ``outcomes``) of the given questions: their grades are listed for a TA."""
-    from autograder.grader_side import checks
-
-    return [c.id for c in checks.all_checks() if c.question in questions and c.id in outcomes]
+    return [c.id for c in assignment.checks if c.question in questions and c.id in outcomes]
 
 
 def _sandbox(root: Path, timeout: float, hide):
     """This process's sandbox, started on first use and closed when the process exits."""
-    from autograder.api import grading_sandbox
+    from autograder.grader_side.sandbox import grading_sandbox
 
     with _lock:
         if "sandbox" not in _shared:

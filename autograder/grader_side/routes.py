@@ -1,10 +1,11 @@
 """Which questions' code reaches a forbidden route, judged from the submitted source.
 
-Some questions ask students to write an operation torch already has: B1 layer norm, B2 RMSNorm,
-B3 the layer norm backward pass by its closed form, B6/B7 the blocks without
-``nn.TransformerEncoderLayer``. Whether a submission takes a route to the library's
-implementation is decided here, in the grader, from the notebook's cell sources, never from what
-the student's process says about itself (that is evidence only: ``pipeline/routes.py``).
+Some questions ask students to write an operation torch already has (a norm, a block without
+torch's own layer, a gradient by its closed form). What each one forbids and may use is its
+``Rule``, which the problem set declares (``solutions/<set>/grading/__init__.py`` ``RULES``).
+Whether a submission takes a route to the library's implementation is decided here, in the
+grader, from the notebook's cell sources, never from what the student's process says about
+itself (that is evidence only: ``pipeline/routes.py``).
 
 Both graders use it through the pipeline: the step ``pipeline/program.py`` has it judge the code
 each notebook runs, in a helper process with a time and memory budget (``analysis.py``), and
@@ -16,9 +17,9 @@ statements that bind them at that point), every statement that patches such a na
 (``torch.var_mean = ...``, ``setattr(F, ...)``), code run from constant strings (``exec``,
 ``%time``), and so on until nothing new is reached. In that code it looks for a route in any
 spelling: an attribute, import or alias of a forbidden name, a string naming it (folded from
-constants: ``getattr(F, "layer_" + "norm")``), a more general normalization that reduces to the
-asked one, torch's dispatch hooks switched off, the off-limits layer subclassed or its
-``forward`` borrowed, autograd where the closed form is asked.
+constants: ``getattr(F, "ge" + "lu")``), a more general operation that reduces to the asked one,
+torch's dispatch hooks switched off, the off-limits layer subclassed or its ``forward`` borrowed,
+autograd where the closed form is asked.
 
 Clean is proved, not presumed: every name the reached code uses must be the student's own code
 (judged the same way) or on the question's allowlist (``Rule.allowed``: tensor arithmetic,
@@ -27,7 +28,7 @@ once aliases are resolved. Anything else (a torch function not on the list, an a
 code computed at run time, a builtin held under another name, a store the judge cannot follow, a
 module whose code it cannot see) makes the verdict ``unsure`` with the reason and the line, and
 the question's points wait for a TA. Code no question reaches (a scratch cell comparing with
-``F.layer_norm``, the given demo cells) costs nothing.
+torch's own function, the given demo cells) costs nothing.
 """
 from __future__ import annotations
 
@@ -44,34 +45,19 @@ from dataclasses import dataclass, field, replace
 
 # ---- the rules -------------------------------------------------------------------------------
 
-_LAYER_NORM = frozenset({"layer_norm", "native_layer_norm", "LayerNorm", "native_layer_norm_backward",
-                         "layer_norm_backward"})
-_RMS_NORM = frozenset({"rms_norm", "_fused_rms_norm", "RMSNorm", "_fused_rms_norm_backward"})
-# Normalizations that reduce to layer norm or RMSNorm with the right shapes: one group, one
-# instance, a batch norm over transposed rows, RMSNorm of centered rows, layer norm of [x, -x].
-_GENERAL_NORMS = frozenset({
-    "group_norm", "native_group_norm", "GroupNorm", "instance_norm", "InstanceNorm1d", "InstanceNorm2d",
-    "InstanceNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "batch_norm",
-    "native_batch_norm", "_native_batch_norm_legit", "_native_batch_norm_legit_no_training",
-    "_native_batch_norm_legit_functional", "_batch_norm_impl_index", "batch_norm_elemt", "batch_norm_stats",
-    "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d",
-    "SyncBatchNorm"})
-_TRANSFORMER = frozenset({"TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
-                          "TransformerDecoder", "Transformer", "_transformer_encoder_layer_fwd",
-                          "_transformer_decoder_only_layer_fwd"})
-_AUTOGRAD = frozenset({"autograd", "backward", "grad", "functorch", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+AUTOGRAD = frozenset({"autograd", "backward", "grad", "functorch", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
                        "hvp", "vhp", "jacobian", "grad_and_value", "linearize", "run_backward", "_make_grads",
                        "grad_fn", "retain_grad", "register_hook", "enable_grad", "set_grad_enabled",
                        "requires_grad_", "requires_grad"})
 # Switching torch's dispatch hooks off, or reaching into the check's tripwire.
-_DISPATCH = frozenset({
+DISPATCH = frozenset({
     "DisableTorchFunction", "DisableTorchFunctionSubclass", "_disabled_torch_function_impl", "_DisableTorchDispatch",
     "_disable_current_modes", "_set_torch_function_mode", "_pop_torch_function_stack",
     "_push_on_torch_function_stack", "_len_torch_function_stack", "_get_function_stack_at",
     "_is_torch_function_mode_enabled", "_set_torch_function_state", "_EnableTorchFunction", "_pop_mode",
     "_push_mode", "_pop_mode_temporarily", "_unset_dispatch_mode", "_set_dispatch_mode", "_python_dispatch",
     "no_dispatch", "_ExcludeDispatchKeyGuard", "_IncludeDispatchKeyGuard", "_ForceDispatchKeyGuard",
-    "_DisableFuncTorch", "_RestorePythonTLSSnapshot", "_Tripwire", "FORBIDDEN", "FORBIDDEN_MODULES"})
+    "_DisableFuncTorch", "_RestorePythonTLSSnapshot", "_Tripwire", "_tripwires", "_watch"})
 
 
 # ---- what a question may use: its allowlist ----------------------------------------------------
@@ -111,12 +97,8 @@ _FUNCTIONAL = frozenset("""
     gelu relu silu tanh sigmoid softmax log_softmax softplus linear bilinear dropout pad one_hot
     scaled_dot_product_attention
 """.split())
-# The layers a block is built from (``torch.nn.X``); the norms are off limits in B1-B3.
-_BLOCK_PARTS = frozenset("""
-    Module ModuleList ModuleDict Sequential Parameter ParameterList ParameterDict Linear Bilinear LayerNorm
-    RMSNorm MultiheadAttention GELU ReLU SiLU Tanh Sigmoid Softmax Dropout Identity Embedding
-""".split())
-_MODULE_BASICS = frozenset("Module ModuleList ModuleDict Sequential Parameter ParameterList ParameterDict Linear "
+# The torch.nn containers and parameter-free layers any module may be built from.
+MODULE_BASICS = frozenset("Module ModuleList ModuleDict Sequential Parameter ParameterList ParameterDict Linear "
                            "Identity GELU ReLU SiLU Tanh Sigmoid Softmax Dropout".split())
 _STANDARD = frozenset(
     [f"math.{n}" for n in "sqrt exp log log2 log10 log1p expm1 pow erf erfc tanh pi e inf nan tau ceil floor "
@@ -137,18 +119,14 @@ _SAFE_BUILTINS = frozenset("""
 """.split())
 
 
-def _allowed(functional=frozenset(), modules=frozenset(), exact=()) -> frozenset:
+def allowed(functional=frozenset(), modules=frozenset(), exact=()) -> frozenset:
+    """A question's allowlist: the basics everyone may use, plus ``torch.nn.functional`` names
+    ``functional``, ``torch.nn`` names ``modules`` and full dotted names ``exact``."""
     return frozenset({f"torch.{n}" for n in _TENSOR_OPS} | {f"torch.Tensor.{n}" for n in _TENSOR_METHODS}
                      | {f"torch.nn.functional.{n}" for n in _FUNCTIONAL | functional}
                      | {f"torch.nn.{n}" for n in modules} | {"torch.nn.init"} | _STANDARD
                      | {f"torch.linalg.{n}" for n in ("vector_norm", "norm", "matrix_norm")}
                      | set(exact))
-
-
-_NORM_BASICS = _allowed(modules=_MODULE_BASICS)
-_BLOCK_BASICS = _allowed(functional=frozenset({"layer_norm", "rms_norm", "multi_head_attention_forward"}),
-                         modules=_BLOCK_PARTS,
-                         exact={"torch.nn.Transformer.generate_square_subsequent_mask"})
 
 
 @dataclass(frozen=True)
@@ -158,8 +136,9 @@ class Rule:
     names: tuple[str, ...]                          # the contract's names whose code is judged
     asked: str                                      # what the question asks for, for messages
     families: dict
-    allowed: frozenset = frozenset()                # full dotted names its code may use (``_allowed``)
+    allowed: frozenset = frozenset()                # full dotted names its code may use (``allowed``)
     under_torch: dict = field(default_factory=dict)  # family -> names forbidden only under torch
+    words: dict = field(default_factory=dict)        # family -> how it reads in a message (beyond REACHES)
 
     def family(self, name: str, torch_root: bool) -> str | None:
         for fam, members in self.families.items():
@@ -170,34 +149,30 @@ class Rule:
                 return fam
         return None
 
+    def to_data(self) -> dict:
+        """The rule as plain JSON data (for the bounded helper that judges, ``analysis.py``)."""
+        return {"question": self.question, "names": list(self.names), "asked": self.asked,
+                "families": {k: sorted(v) for k, v in self.families.items()}, "allowed": sorted(self.allowed),
+                "under_torch": {k: sorted(v) for k, v in self.under_torch.items()}, "words": dict(self.words)}
+
+    @classmethod
+    def from_data(cls, d: dict) -> "Rule":
+        return cls(d["question"], tuple(d["names"]), d["asked"], {k: frozenset(v) for k, v in d["families"].items()},
+                   frozenset(d["allowed"]), {k: frozenset(v) for k, v in d["under_torch"].items()}, dict(d["words"]))
+
+    def reads(self, family: str) -> str:
+        return self.words.get(family) or REACHES.get(family, family)
+
     def allows(self, path: str) -> bool:
         """Whether the dotted ``path`` (aliases resolved) is on the question's list, or under
         ``torch.nn.init`` (initialisers)."""
         return path in self.allowed or path.startswith("torch.nn.init.")
 
 
-RULES = {r.question: r for r in (
-    Rule("B1", ("layer_norm",), "layer norm written with basic tensor operations",
-         {"builtin": _LAYER_NORM, "general-norm": _GENERAL_NORMS | _RMS_NORM, "dispatch-off": _DISPATCH},
-         _NORM_BASICS),
-    Rule("B2", ("rms_norm",), "RMSNorm written with basic tensor operations",
-         {"builtin": _RMS_NORM, "general-norm": _GENERAL_NORMS | _LAYER_NORM, "dispatch-off": _DISPATCH},
-         _NORM_BASICS),
-    Rule("B3", ("layer_norm_backward",), "the closed-form gradients of layer norm, without autograd",
-         {"builtin": frozenset({"native_layer_norm_backward"}), "autograd": _AUTOGRAD, "dispatch-off": _DISPATCH},
-         _NORM_BASICS, {"autograd": frozenset({"func"})}),
-    Rule("B6", ("PreNormBlock",), "the pre-norm block written from its parts, without torch's transformer layers",
-         {"transformer-layer": _TRANSFORMER, "dispatch-off": _DISPATCH}, _BLOCK_BASICS),
-    Rule("B7", ("PostNormBlock",), "the post-norm block written from its parts, without torch's transformer layers",
-         {"transformer-layer": _TRANSFORMER, "dispatch-off": _DISPATCH}, _BLOCK_BASICS),
-)}
-
 # How a family reads in a message.
 REACHES = {
     "builtin": "torch's own implementation of it",
-    "general-norm": "a more general torch normalization that reduces to it",
     "dispatch-off": "torch with its dispatch hooks switched off (or the grader's tripwire)",
-    "transformer-layer": "torch's transformer layers",
     "autograd": "autograd",
 }
 
@@ -248,6 +223,7 @@ class Verdict:
     """One question's verdict: ``route`` (loses its points), ``unsure`` (for a TA) or ``clean``."""
     question: str
     findings: list = field(default_factory=list)
+    rule: Rule | None = None
 
     @property
     def status(self) -> str:
@@ -261,12 +237,12 @@ class Verdict:
 
     def message(self) -> str:
         """For the student (a route) or the TA (unsure); empty when clean."""
-        f, rule = self.first, RULES[self.question]
-        if f is None:
+        f, rule = self.first, self.rule
+        if f is None or rule is None:
             return ""
         names = ", ".join(f"`{n}`" for n in rule.names)
         if f.kind == "route":
-            return (f"not scored: {names} reaches {REACHES[f.family]}: {f.code} ({f.where}); "
+            return (f"not scored: {names} reaches {rule.reads(f.family)}: {f.code} ({f.where}); "
                     f"{self.question} asks for {rule.asked}")
         place = f"{f.code}, {f.where}" if f.code else f.where
         return (f"{self.question}: the grader could not rule out a forbidden route in {names}: {f.reason} "
@@ -590,7 +566,7 @@ class _Program:
         for i, s in enumerate(stmts):
             for name, how in s.binds.items():
                 self.records.setdefault(name, []).append((i, how))
-            # A method call may change what it is called on (``REGISTRY.update(f=F.layer_norm)``);
+            # A method call may change what it is called on (``REGISTRY.update(f=F.gelu)``);
             # on a module, only one that writes into it (``F.__dict__.update``) counts.
             for name in (s.calls_on - self.aliases.keys()) | s.module_mutations:
                 if name not in s.binds:
@@ -815,7 +791,7 @@ def _star_gives(module: str, name: str) -> bool:
 
 
 def _words(text) -> list[str]:
-    """The identifiers a string could name: 'aten::native_layer_norm.default' -> [aten, native_layer_norm, default]."""
+    """The identifiers a string could name: 'aten::native_group_norm.default' -> [aten, native_group_norm, default]."""
     if isinstance(text, bytes):
         try:
             text = text.decode()
@@ -975,7 +951,7 @@ class _Scanner:
                 for a in node.names:
                     self.route(a.name, node, s, torch_root, f"imports {a.name} from {node.module}")
         elif isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and id(node) not in ctx.docstrings:
-            words = _words(node.value)   # a dotted or aten:: reference ("aten::native_layer_norm"); a bare
+            words = _words(node.value)   # a dotted or aten:: reference ("aten::native_group_norm"); a bare
             for w in words if len(words) > 1 else ():   # word is a name in a message or a key, not a use
                 if self.route(w, node, s, True, f"names {w} in a string"):
                     break
@@ -1054,8 +1030,8 @@ class _Scanner:
 
 # ---- the judge -------------------------------------------------------------------------------
 
-def judge(sources: list[str], questions=None, labels=None) -> dict[str, Verdict]:
-    """Per question with a rule (``RULES``), the verdict on the notebook whose code cells, in run
+def judge(sources: list[str], rules: dict, labels=None) -> dict[str, Verdict]:
+    """Per question of ``rules`` (question -> ``Rule``), the verdict on the notebook whose code cells, in run
     order, are ``sources``. ``labels(i)`` names cell ``i`` in messages (default "cell i+1").
 
     Never raises for anything the sources contain; a question whose names no cell defines is clean
@@ -1065,8 +1041,7 @@ def judge(sources: list[str], questions=None, labels=None) -> dict[str, Verdict]
     stmts = _statements([s if isinstance(s, str) else "" for s in sources])
     program = _Program(stmts)
     verdicts = {}
-    for qid in (questions or RULES):
-        rule = RULES[qid]
+    for qid, rule in rules.items():
         scanner = _Scanner(rule, program, labels)
         reached, maybe = program.reach(rule.names)
         scanner.dead, scanner.unused = _methods_not_run(program, rule.names)
@@ -1077,18 +1052,18 @@ def judge(sources: list[str], questions=None, labels=None) -> dict[str, Verdict]
             except RecursionError:
                 scanner.add("unsure", "dynamic", "code nested too deeply to read", stmts[i].node,
                             (stmts[i].cell, stmts[i].line))
-        verdicts[qid] = Verdict(qid, _unique(scanner.findings))
+        verdicts[qid] = Verdict(qid, _unique(scanner.findings), rule)
     return verdicts
 
 
-def judge_notebook(notebook, questions=None) -> dict[str, Verdict]:
+def judge_notebook(notebook, rules: dict) -> dict[str, Verdict]:
     """``judge`` on a notebook (an nbformat node or its JSON as a dict): its code cells in order,
     each named in messages by its ``grade_id`` when it has one."""
     cells = [c for c in notebook.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
     sources = [c.get("source", "") if isinstance(c.get("source"), str) else "".join(c.get("source") or [])
                for c in cells]
     ids = [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells]
-    return judge(sources, questions, lambda i: f"cell {ids[i][:40]}" if 0 <= i < len(ids) and isinstance(ids[i], str)
+    return judge(sources, rules, lambda i: f"cell {ids[i][:40]}" if 0 <= i < len(ids) and isinstance(ids[i], str)
                  else f"code cell {i + 1}")
 
 

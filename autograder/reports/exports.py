@@ -8,13 +8,13 @@ from pathlib import Path
 from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 
-from autograder.grader_side import contract
+from autograder.reports import pages
 from autograder.reports.escape import for_csv
 
 
 def write_csv(results: dict, path: Path) -> None:
     """A row per student: a column per question, total, status, needs-manual-grade, flags, reason."""
-    qids = list(contract.QUESTIONS)
+    qids = pages.question_order(results)
     with open(path, "w", newline="") as f:
         out = csv.writer(f)
         out.writerow(["student", *qids, "score", "max_score", "status", "needs_manual_grade", "flags", "reason"])

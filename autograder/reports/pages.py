@@ -15,22 +15,11 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from autograder.grader_side.contract import QUESTIONS
+from autograder.grader_side.assignment import Assignment, CourseError
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
-
-# Words for the lesson's concepts (grader_side.contract.CONCEPTS), shown next to question ids.
-CONCEPT_WORDS = {
-    "positions": "Positions and permutations",
-    "norms": "Layer norm and RMSNorm",
-    "mlp": "The MLP sublayer",
-    "blocks": "Pre-norm and post-norm blocks",
-    "params": "Counting parameters",
-    "depth": "Residual streams and depth",
-}
-
 
 def render(template: str, styles: tuple[str, ...] = ("page.css",), **context) -> str:
     """The page ``template`` filled with ``context``, with the CSS files ``styles`` inlined."""
@@ -74,19 +63,34 @@ def code_spans(text) -> list[tuple[str, bool]]:
 
 # ---- reading the results ----------------------------------------------------------------------
 
-# A question whose own topic is not its concept's (C6 is graded with the blocks, but asks about
-# encoders and decoders, not about norm placement).
-QUESTION_WORDS = {
-    "C6": "Encoder, decoder and decoder-only blocks",
-}
+@cache
+def contract(assignment: str) -> dict:
+    """The questions (id -> ``Question``) and topics of the problem set ``assignment``, read from the
+    course; empty when the results name a set this checkout does not have (pages then show the
+    results alone)."""
+    try:
+        ps = Assignment(str(assignment)).set
+    except (CourseError, ValueError, OSError):
+        return {"questions": {}, "topics": {}}
+    return {"questions": ps.questions, "topics": ps.topics}
 
 
-def topic(qid: str, notebook_word: str = "") -> str:
-    """The topic of a question, with its notebook: ``Layer norm and RMSNorm (build notebook)``."""
-    meta = QUESTIONS.get(qid)
+def question_order(results: dict) -> list[str]:
+    """The question ids of a results document: the set's contract order, then any others it holds."""
+    order = [qid for qid in contract(results.get("assignment", ""))["questions"]]
+    for r in (results.get("students") or {}).values():
+        order += [str(qid) for qid in r.get("questions") or {} if str(qid) not in order]
+    return order
+
+
+def topic(qid: str, assignment: str, notebook_word: str = "") -> str:
+    """The topic of a question, with its notebook: ``Counting parameters (build notebook)``: the
+    set's words for the question, else for its concept (``TOPICS``)."""
+    found = contract(assignment)
+    meta = found["questions"].get(qid)
     if meta is None:
         return ""
-    words = QUESTION_WORDS.get(qid) or CONCEPT_WORDS.get(meta.concept, meta.concept)
+    words = found["topics"].get(qid) or found["topics"].get(meta.concept, meta.concept)
     return f"{words} ({meta.notebook}{notebook_word})"
 
 
@@ -122,5 +126,5 @@ def hand_graded(result: dict) -> list[dict]:
     for qid in map(str, result.get("needs_manual_grade") or []):
         if qid not in found:
             found[qid] = {"question": qid, "points": (questions.get(qid) or {}).get("max_score"),
-                          "review": not (qid in QUESTIONS and QUESTIONS[qid].manual)}
+                          "review": not (questions.get(qid) or {}).get("manual")}
     return list(found.values())

@@ -20,7 +20,6 @@ import statistics
 from collections import Counter
 from pathlib import Path
 
-from autograder.grader_side.contract import QUESTIONS
 from autograder.reports import pages
 
 FIGURES = ("scores_per_question.png", "misconceptions.png", "totals.png")
@@ -58,9 +57,7 @@ class Stats:
         self.totals = [float(r.get("score") or 0) for r in self.graded.values()]
 
         # questions in the contract's order, then any the results add
-        seen = [qid for qid in QUESTIONS]
-        for r in self.graded.values():
-            seen += [qid for qid in r.get("questions") or {} if qid not in seen]
+        seen = pages.question_order({"assignment": self.assignment, "students": self.graded})
         self.questions: dict[str, dict] = {}
         for qid in seen:
             rows = [r["questions"][qid] for r in self.graded.values() if qid in (r.get("questions") or {})]
@@ -77,7 +74,7 @@ class Stats:
                 **{kind: kinds[kind] for kind in ("full", "awaiting", "partial", "none")},
                 "named": sum(1 for q in lost if q.get("misconception")),
                 "unnamed": sum(1 for q in lost if not q.get("misconception")),
-                "topic": pages.topic(qid),
+                "topic": pages.topic(qid, self.assignment),
             }
 
         # misconceptions: count, question, description and hint
@@ -108,8 +105,9 @@ class Stats:
             for grade in pages.hand_graded(r):
                 if not grade["review"]:
                     points = grade["points"]
-                    if points is None and grade["question"] in QUESTIONS:
-                        points = QUESTIONS[grade["question"]].points
+                    known = pages.contract(self.assignment)["questions"]
+                    if points is None and grade["question"] in known:
+                        points = known[grade["question"]].points
                     self.manual.setdefault(grade["question"], [points, 0])[1] += 1
                 elif not any(row["question"] == grade["question"] for row in sent):
                     sent.append({"student": str(sid), "question": grade["question"], "check": "", "answer": ""})

@@ -1,9 +1,10 @@
-"""The demo: a sample class graded end to end, as a TA's day would go.
+"""The demo: a sample class graded end to end on every problem set, as a TA's week would go.
 
-``course demo`` releases the problem set, writes a class of about 30 submissions made at run
-time from the solution, the misconception catalogue and a few hostile notebooks (never
-committed), grades it with ``course autograde``, cross-checks with ``nbgrader autograde`` in the
-same folder, and writes results, grades, Gradescope files, feedback pages and the report.
+``course demo`` releases each set the schedule lists, writes a class of about 30 submissions per
+set made at run time from the solution, the set's misconception catalogue and a few hostile
+notebooks (never committed), grades it with ``course autograde``, cross-checks with ``nbgrader
+autograde`` in the same folder, and writes results, grades, Gradescope files, feedback pages and
+the report of each set into ``out/<set>/``.
 """
 from __future__ import annotations
 
@@ -23,12 +24,12 @@ from autograder.tooling.sampleclass import write_submission
 # Seconds a demo notebook may run: the endless loop below costs this much (a TA would keep 60).
 TIMEOUT = 15.0
 
-# Hostile notebooks of the demo: what each adds at the end of build.ipynb.
+# Hostile notebooks of the demo: what each adds at the end of the set's last notebook.
 HOSTILE = {
-    "patches-allclose": "import numpy\ntorch.allclose = lambda *a, **k: True\nnumpy.allclose = lambda *a, **k: True\n"
-                        "def layer_norm(x, gamma, beta, eps=1e-5):\n    return x - x.mean(-1, keepdim=True)",
+    "patches-allclose": "import numpy, torch\ntorch.allclose = lambda *a, **k: True\nnumpy.allclose = lambda *a, **k: True\n"
+                        "numpy.testing.assert_allclose = lambda *a, **k: None",
     "endless-loop": "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass",
-    "exits-the-process": "import os\ndef rms_norm(x, gamma, eps=1e-6):\n    os._exit(1)",
+    "exits-the-process": "import os\nos._exit(1)",
 }
 
 
@@ -46,35 +47,47 @@ def build_class(course: Path, a: Assignment) -> list[str]:
         add(f"s{len(ids) + 1:02d}-solution")
     add(f"s{len(ids) + 1:02d}-untouched-release", untouched=True)
     source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}
-    entries = misconceptions.catalogue()
+    entries = a.set.catalogue
     for entry in entries[:: max(1, len(entries) // 20)][:20]:
         add(f"s{len(ids) + 1:02d}-{entry.id}", edits=misconceptions.edits(entry, source[entry.cell]))
     for name, code in HOSTILE.items():
         add(f"s{len(ids) + 1:02d}-{name}", extra_cells=[code])
+    # A submission that deletes the last check cell of the last notebook and turns its first visible
+    # check into a cell claiming 50 points.
     sid = f"s{len(ids) + 1:02d}-edits-test-cells"
     folder = write_submission(submitted / sid, a)
-    nb = nbformat.read(folder / "build.ipynb", as_version=4)
-    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != "B8_gpt2_small"]
+    last = a.notebooks[-1]
+    mine = [c for c in a.checks if a.set.notebook_of(c) == last]
+    visible = next(c for c in mine if not c.hidden)
+    nb = nbformat.read(folder / f"{last}.ipynb", as_version=4)
+    nb.cells = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") != mine[-1].id]
     for cell in nb.cells:
-        if cell.metadata.get("nbgrader", {}).get("grade_id") == "B1_worked_example":
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == visible.id:
             cell.source, cell.metadata["nbgrader"]["points"] = "pass  # checked by hand, promise", 50
-    nbformat.write(nb, folder / "build.ipynb")
+    nbformat.write(nb, folder / f"{last}.ipynb")
     ids.append(sid)
     sid = f"s{len(ids) + 1:02d}-corrupt-file"
     (submitted / sid / a.name).mkdir(parents=True)
-    (submitted / sid / a.name / "concepts.ipynb").write_text('{"cells": [')
-    (submitted / sid / a.name / "build.ipynb").write_text("")
+    first, *rest = a.notebooks
+    (submitted / sid / a.name / f"{first}.ipynb").write_text('{"cells": [')
+    for name in rest:
+        (submitted / sid / a.name / f"{name}.ipynb").write_text("")
     ids.append(sid)
     return ids
 
 
-def run(out: Path, progress=None, repo: Path = REPO) -> tuple[dict, dict[str, Path]]:
-    """Run the whole demo into ``out``; returns the results and what it wrote, by name."""
-    api.release(Assignment().name, repo)
+def sets(repo: Path = REPO) -> list[str]:
+    """The problem sets the demo grades: those the schedule releases, in week order."""
+    return [entry["assignment"] for entry in api.schedule(repo)]
+
+
+def run(out: Path, assignment: str, progress=None, repo: Path = REPO) -> tuple[dict, dict[str, Path]]:
+    """Run the whole demo of one set into ``out``; returns the results and what it wrote, by name."""
+    api.release(assignment, repo)
     course = out / "course"
     shutil.rmtree(course, ignore_errors=True)
     course.mkdir(parents=True)
-    a = api.make_course(course, repo=repo)
+    a = api.make_course(course, assignment, repo=repo)
     ids = build_class(course, a)
     if progress:
         progress("class", len(ids))

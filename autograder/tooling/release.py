@@ -1,6 +1,7 @@
 """Releasing a problem set: the source notebooks from their text form, then nbgrader's
-``generate_assignment`` into ``assignments/``; the weekly schedule; throwaway course folders for
-tests, the demo, the benchmark and the mutation report."""
+``generate_assignment`` into ``assignments/`` (which ships the course's runtime with every set:
+``ShipRuntime``); the weekly schedule; throwaway course folders for tests, the demo, the benchmark
+and the mutation report."""
 from __future__ import annotations
 
 import os
@@ -10,8 +11,37 @@ import sys
 import warnings
 from pathlib import Path
 
+from nbconvert.preprocessors import Preprocessor
+from traitlets import Bool
+
 from autograder.grader_side.assignment import REPO, Assignment, CourseError
 from autograder.tooling import authoring
+
+RUNTIME = Path(__file__).resolve().parents[1] / "student_side"   # autograder/student_side
+
+
+class ShipRuntime(Preprocessor):
+    """nbgrader's ``generate_assignment`` step that puts the course's runtime (``autograder/student_side``:
+    ``check``/``ready``, the value codec, the request server and the checks' toolkit) into the
+    release's ``student_side/``, next to the set's own visible checks, which nbgrader copies from
+    ``solutions/<set>/student_side/checks/``. It changes no notebook."""
+
+    enabled = Bool(True)
+
+    def preprocess(self, nb, resources):
+        converter = getattr(self.parent, "parent", None)
+        info = resources.get("nbgrader", {})
+        if converter is not None and hasattr(converter, "_format_dest"):
+            ship_runtime(Path(converter._format_dest(info["assignment"], info["student"])))
+        return nb, resources
+
+
+def ship_runtime(release_dir: Path) -> None:
+    """Copy the runtime's files into ``release_dir/student_side/`` (its own files only, no caches)."""
+    for source in sorted(RUNTIME.rglob("*.py")):
+        target = release_dir / "student_side" / source.relative_to(RUNTIME)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
 
 
 def release(assignment: str, repo: Path = REPO) -> list[Path]:
@@ -37,8 +67,8 @@ def nbgrader(*args: str, repo: Path = REPO, check: bool = True) -> subprocess.Co
     return done
 
 
-def scheduled(week: int, repo: Path = REPO) -> str:
-    """The assignment ``course/schedule.toml`` releases in ``week``."""
+def schedule(repo: Path = REPO) -> list[dict]:
+    """The weeks of ``course/schedule.toml`` that release a problem set, in week order."""
     import tomllib
 
     path = repo / "course" / "schedule.toml"
@@ -46,6 +76,13 @@ def scheduled(week: int, repo: Path = REPO) -> str:
         weeks = tomllib.loads(path.read_text()).get("weeks", [])
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise CourseError(f"cannot read the schedule {path}: {exc}") from None
+    return sorted(weeks, key=lambda e: e.get("week", 0))
+
+
+def scheduled(week: int, repo: Path = REPO) -> str:
+    """The assignment ``course/schedule.toml`` releases in ``week``."""
+    path = repo / "course" / "schedule.toml"
+    weeks = schedule(repo)
     for entry in weeks:
         if entry.get("week") == week:
             return entry["assignment"]
@@ -53,7 +90,7 @@ def scheduled(week: int, repo: Path = REPO) -> str:
     raise CourseError(f"week {week} releases no problem set (weeks in {path.name}: {listed})")
 
 
-def make_course(root: Path, assignment: str = "transformer-block", repo: Path = REPO) -> Assignment:
+def make_course(root: Path, assignment: str, repo: Path = REPO) -> Assignment:
     """A throwaway course folder at ``root``: the sources rebuilt from their text form, nbgrader's
     configuration, and a fresh release (for tests, the demo, the benchmark and the mutation report)."""
     shutil.copytree(repo / "solutions", root / "solutions",

@@ -19,8 +19,9 @@ from autograder.grader_side.pipeline import (
     tamper,
 )
 from autograder.grader_side.pipeline.submission import Cell, Env, Outcome, Submission
+from autograder.grader_side.results import StudentResult
 
-__all__ = ["Cell", "Env", "Outcome", "STEPS", "Submission", "grade"]
+__all__ = ["Cell", "Env", "Outcome", "STEPS", "Submission", "grade", "grade_safely"]
 
 STEPS = (
     locate.run,     # find each notebook in the student's folder
@@ -42,3 +43,13 @@ def grade(student: str, folder: Path, env: Env, refused: dict[str, str] | None =
     for step in STEPS:
         step(sub, env)
     return sub.result
+
+
+def grade_safely(student, folder, env, refused=None) -> dict:
+    """One task; a bug in the grader fails this student with its reason, not the batch."""
+    try:
+        return grade(student, folder, env, refused)
+    except Exception as exc:
+        return StudentResult("grader-error", 0.0, env.assignment.max_score,
+                             reason=f"the grader could not grade this submission: "
+                                    f"{type(exc).__name__}: {exc}"[:400]).to_dict()

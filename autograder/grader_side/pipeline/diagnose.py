@@ -13,11 +13,12 @@ import threading
 import nbformat
 import numpy as np
 
-from autograder.grader_side import checks, contract, misconceptions
+from autograder.grader_side import misconceptions
 from autograder.grader_side.assignment import notebook
 from autograder.grader_side.pipeline import execute, program, read
 from autograder.grader_side.pipeline.submission import Submission
-from autograder.student_side.checks import normalize
+from autograder.grader_side.free_text import normalize
+from autograder.student_side.checks import ATOL, RTOL
 
 
 def _unanswered(reply) -> bool:
@@ -30,7 +31,7 @@ class Matcher:
 
     def __init__(self, env):
         self.env = env
-        self.entries = misconceptions.catalogue()
+        self.entries = env.assignment.set.catalogue
         self._replays: dict[str, dict] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
@@ -46,12 +47,12 @@ class Matcher:
 
     def _run(self, entry):
         a = self.env.assignment
-        name = contract.QUESTIONS[entry.question].notebook
+        name = a.questions[entry.question].notebook
         source = {c.grade_id: c.source for c in a.cells(name)}
         replay = Submission(entry.id, a.source_dir)
         replay.cells[name] = read.parse(nbformat.writes(notebook(a, name, misconceptions.edits(entry, source[entry.cell]))).encode())
         program.run(replay, self.env)
-        todo = [c for c in checks.all_checks() if c.question == entry.question]
+        todo = [c for c in a.checks if c.question == entry.question]
         with self.env.slot() as slot:
             execute.run_notebook(replay, self.env, name, todo, slot)
         return {c.id: replay.outcomes[c.id].replies for c in todo}
@@ -71,9 +72,10 @@ _matchers_lock = threading.Lock()
 
 
 def run(sub, env):
-    lost = {c.question for c in checks.all_checks() if c.id in sub.outcomes and not sub.outcomes[c.id].passed}
+    a = env.assignment
+    lost = {c.question for c in a.checks if c.id in sub.outcomes and not sub.outcomes[c.id].passed}
     # Only questions the submission answered: a missing name or a stub matches no misconception.
-    answered = {c.question for c in checks.all_checks() if c.id in sub.outcomes
+    answered = {c.question for c in a.checks if c.id in sub.outcomes
                 and any(not _unanswered(r) for r in sub.outcomes[c.id].replies)}
     lost &= answered
     lost -= set(sub.diagnoses)      # already named (a forbidden route, by pipeline/routes.py)
@@ -82,21 +84,21 @@ def run(sub, env):
     with _matchers_lock:
         if env.catalogue is None:
             env.catalogue = Matcher(env)
-    for question in sorted(lost, key=list(contract.QUESTIONS).index):
+    for question in sorted(lost, key=list(a.questions).index):
         entry = env.catalogue.diagnose(question, sub.outcomes)
         if entry is not None:
             sub.diagnoses[question] = entry
 
 
 def _same(a, b) -> bool:
-    """Replies equal as data: arrays within the contract's tolerance, text once normalized,
+    """Replies equal as data: arrays within the default tolerance, text once normalized,
     everything else exactly."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
         if not (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)) or a.shape != b.shape:
             return False
         if a.dtype == bool or b.dtype == bool:
             return bool(np.array_equal(a, b))
-        return bool(np.allclose(a.astype(np.float64), b.astype(np.float64), atol=contract.ATOL, rtol=contract.RTOL,
+        return bool(np.allclose(a.astype(np.float64), b.astype(np.float64), atol=ATOL, rtol=RTOL,
                                 equal_nan=True))
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))

@@ -7,7 +7,6 @@ at most ``MAX_RESTARTS`` times per notebook.
 """
 import re
 
-from autograder.grader_side import checks
 from autograder.grader_side.pipeline.submission import Outcome
 from autograder.grader_side.sandbox import ChildDied
 from autograder.student_side.checks import NeedsReview
@@ -22,11 +21,12 @@ class StudentCrashed(Exception):
 
 def run(sub, env):
     for notebook in env.assignment.notebooks:
-        # The answers (the q* variables) are read before any of the student's functions is called:
+        # The answers (the set's answer variables) are read before any of the student's functions is called:
         # code called with hidden inputs could otherwise write them into an answer, which a TA's
         # review or the feedback would then quote.
-        todo = sorted((c for c in checks.all_checks() if checks.notebook(c) == notebook),
-                      key=lambda c: not _reads_answers_only(c))
+        a = env.assignment.set
+        todo = sorted((c for c in a.checks if a.notebook_of(c) == notebook),
+                      key=lambda c: not _reads_answers_only(a, c))
         if notebook in sub.problems:
             for c in todo:
                 sub.outcomes[c.id] = Outcome(False, sub.problems[notebook])
@@ -36,8 +36,9 @@ def run(sub, env):
         _drop_replies(sub, todo)
 
 
-def _reads_answers_only(check) -> bool:
-    return all(name.startswith("q") for name in checks.uses(check))
+def _reads_answers_only(a, check) -> bool:
+    """Whether ``check`` reads only answer variables (those with a form: ``FORMS``), calling nothing."""
+    return all(name in a.forms for name in a.uses(check))
 
 
 def _drop_replies(sub, todo):

@@ -3,15 +3,15 @@
 The student's code cells run in their order; read-only given cells run as the release has them
 (put back at the top if deleted), except those that only show the student something; test cells
 and retyped checks never run. IPython syntax in a student's cell (``files = !ls``,
-``layer_norm?``, ``%time x = f()``) becomes plain Python here, by IPython's own input
+``help?``, ``%time x = f()``) becomes plain Python here, by IPython's own input
 transformer, before any code reaches the sandbox; the same request has the route judge read the
 program. Both run in a helper process with a time and memory budget (``analysis.py``): a
 notebook that exhausts it runs its cells as written, and its route questions go to a TA. The first cell, the prelude, makes
 ``from student_side import check, ready`` harmless (checks run in the grader, not next to the
 code) and defines the ``get_ipython()`` that transformed code calls.
 """
-from autograder.grader_side import analysis, contract, routes
-from autograder.grader_side.pipeline.tamper import RETYPED
+from autograder.grader_side import analysis
+from autograder.grader_side.pipeline.tamper import retyped
 
 PRELUDE = '''\
 import sys, types
@@ -55,7 +55,7 @@ def run(sub, env):
             if cell.cell_type != "code":
                 continue
             number += 1
-            if cell.grade_id in tests or RETYPED.search(cell.source):
+            if cell.grade_id in tests or retyped(cell.source, env.assignment):
                 continue
             if cell.grade_id in given:
                 if cell.grade_id in placed:
@@ -69,9 +69,10 @@ def run(sub, env):
         missing = [(c.source, False, "a cell the course gives", gid) for gid, c in given.items()
                    if gid not in placed and not c.skip_when_grading]
         entries = [(PRELUDE, False, "the grader's prelude", "")] + missing + entries
-        questions = [q for q in routes.RULES if contract.QUESTIONS[q].notebook == notebook]
+        a = env.assignment
+        rules = {q: rule for q, rule in a.set.rules.items() if a.questions[q].notebook == notebook}
         reading = analysis.read([(source, mine, i > 0) for i, (source, mine, _, _) in enumerate(entries)],
-                                questions, [label for _, _, label, _ in entries])
+                                rules, [label for _, _, label, _ in entries])
         sub.programs[notebook] = reading.program
         sub.program_ids[notebook] = [gid for _, _, _, gid in entries]
         sub.readings[notebook] = reading

@@ -13,20 +13,21 @@ from __future__ import annotations
 
 import threading
 
-from autograder.grader_side import checks, contract, routes
+from autograder.grader_side import routes
 from autograder.grader_side.pipeline.submission import Outcome
 
-_known: dict[tuple[str, str, str], object] = {}
+_known: dict[tuple, object] = {}
 _known_lock = threading.Lock()
 
 
 def run(sub, env):
     for notebook, reading in sub.readings.items():
         if reading.failure:
-            _unread(sub, notebook, reading.failure)
-        for qid in [q for q in routes.RULES if contract.QUESTIONS[q].notebook == notebook]:
-            verdict = reading.verdicts.get(qid) or _unjudged(qid, reading.failure)
-            mine = [c for c in checks.all_checks() if c.question == qid and c.id in sub.outcomes]
+            _unread(sub, env.assignment, notebook, reading.failure)
+        a = env.assignment
+        for qid in [q for q in a.set.rules if a.questions[q].notebook == notebook]:
+            verdict = reading.verdicts.get(qid) or _unjudged(a.set.rules[qid], reading.failure)
+            mine = [c for c in a.checks if c.question == qid and c.id in sub.outcomes]
             evidence = sorted({b for c in mine for b in sub.outcomes[c.id].evidence})
             if verdict.status == "route":
                 message = verdict.message()
@@ -46,20 +47,20 @@ def run(sub, env):
                                "though its source shows no route to it; check it by hand")
 
 
-def _unread(sub, notebook: str, failure: str) -> None:
+def _unread(sub, a, notebook: str, failure: str) -> None:
     """The notebook's cells ran as written (IPython syntax untransformed): a check that failed may
     have failed for the grader's reason, not the student's, so its points wait for a TA too."""
     why = f"{failure}; its cells ran as written (IPython syntax not transformed): check it by hand"
-    for c in checks.all_checks():
+    for c in a.checks:
         old = sub.outcomes.get(c.id)
-        if old is not None and checks.notebook(c) == notebook and not old.passed and not old.review:
+        if old is not None and a.set.notebook_of(c) == notebook and not old.passed and not old.review:
             sub.outcomes[c.id] = Outcome(False, f"awaiting a TA's review: {why}", old.replies, review=why,
                                          evidence=old.evidence)
 
 
-def _unjudged(qid: str, failure: str) -> routes.Verdict:
+def _unjudged(rule: routes.Rule, failure: str) -> routes.Verdict:
     why = failure or "the grader could not read this notebook's code"
-    return routes.Verdict(qid, [routes.Finding("unsure", "judge", why, "the whole notebook", "")])
+    return routes.Verdict(rule.question, [routes.Finding("unsure", "judge", why, "the whole notebook", "")], rule)
 
 
 def _wait_for_a_ta(sub, notebook: str, qid: str, mine, why: str) -> None:
@@ -76,14 +77,13 @@ def _wait_for_a_ta(sub, notebook: str, qid: str, mine, why: str) -> None:
 def _catalogued(env, notebook, question, finding):
     """The first catalogue entry of ``question`` whose code takes the same route (the same family,
     forbidden member and way: "uses" or "subclasses"): a route no entry takes names no misconception."""
-    key = (question, finding.family, finding.name, finding.reason.split(" ", 1)[0])
+    key = (str(env.assignment.source_dir), question, finding.family, finding.name, finding.reason.split(" ", 1)[0])
     with _known_lock:
         if key not in _known:
-            from autograder.grader_side import misconceptions
-
             given = [c.source for c in env.assignment.given(notebook).values()]
-            _known[key] = next((e for e in misconceptions.catalogue() if e.question == question and e.mode == "append"
-                                and (v := routes.judge(given + [e.code], [question])[question]).status == "route"
-                                and (v.first.family, v.first.name, v.first.reason.split(" ", 1)[0]) == key[1:]),
+            rules = {question: env.assignment.set.rules[question]}
+            _known[key] = next((e for e in env.assignment.set.catalogue if e.question == question and e.mode == "append"
+                                and (v := routes.judge(given + [e.code], rules)[question]).status == "route"
+                                and (v.first.family, v.first.name, v.first.reason.split(" ", 1)[0]) == key[2:]),
                                None)
         return _known[key]

@@ -1,5 +1,4 @@
 """Step 8: points per question, feedback lines, status and reason: the result of one submission."""
-from autograder.grader_side import checks, contract
 from autograder.grader_side.results import (
     CheckResult,
     Misconception,
@@ -16,7 +15,7 @@ def unanswered(sub, env, qid: str) -> str | None:
     recorded as 0 with none either. Of several cells with one id nbgrader keeps the last
     (``DeduplicateIds``), and it restores a cell's type and metadata from the source before the
     checksum, so only the source counts. A missing answer cell is one a TA looks at."""
-    notebook = contract.QUESTIONS[qid].notebook
+    notebook = env.assignment.questions[qid].notebook
     if notebook in sub.problems or notebook not in sub.cells:
         return f"no response: {notebook}.ipynb could not be graded, so this answer scores 0 and is not listed for " \
                "grading by hand"
@@ -32,10 +31,10 @@ def unanswered(sub, env, qid: str) -> str | None:
 
 def run(sub, env):
     by_question: dict[str, list] = {}
-    for c in checks.all_checks():
+    for c in env.assignment.checks:
         by_question.setdefault(c.question, []).append(c)
     questions, total = {}, 0.0
-    for qid, q in contract.QUESTIONS.items():
+    for qid, q in env.assignment.questions.items():
         if q.manual:
             why = unanswered(sub, env, qid)
             questions[qid] = QuestionResult(0.0 if why else None, float(q.points), [why or "graded by hand by a TA"],
@@ -63,7 +62,7 @@ def run(sub, env):
         reason="; ".join(sub.problems[n] for n in unreadable) or None,
         questions=questions,
         flags=sub.flags,
-        needs_manual_grade=[qid for qid, q in contract.QUESTIONS.items()
+        needs_manual_grade=[qid for qid, q in env.assignment.questions.items()
                             if q.manual and questions[qid].score is None or qid in sub.to_review
                             or any(row.review for row in questions[qid].checks)],
         load_errors=sub.load_errors,

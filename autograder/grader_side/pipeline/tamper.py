@@ -5,8 +5,13 @@ test cells never run), so this step only tells the TA what was touched.
 """
 import re
 
-# A check call typed into a cell that is not the source's test cell.
-RETYPED = re.compile(r"\b(hidden_)?check\(\s*['\"][A-C]\d")
+# A check call typed into a cell: the id it names, when it is a string literal.
+_CHECK_CALL = re.compile(r"\b(?:hidden_)?check\(\s*['\"]([^'\"]+)['\"]")
+
+
+def retyped(source: str, assignment) -> bool:
+    """Whether ``source`` calls one of the set's checks (outside the source's test cell, a retyped one)."""
+    return any(cid in assignment.set.by_id for cid in _CHECK_CALL.findall(source))
 
 
 def run(sub, env):
@@ -25,7 +30,7 @@ def run(sub, env):
                     sub.flags.append(f"{notebook}: cell {cell.grade_id} was edited")
                 if cell.grade_id in tests and cell.points != original.points:
                     sub.flags.append(f"{notebook}: points of {cell.grade_id} changed to {cell.points!r}")
-            elif cell.cell_type == "code" and RETYPED.search(cell.source):
+            elif cell.cell_type == "code" and retyped(cell.source, env.assignment):
                 sub.flags.append(f"{notebook}: a check was retyped outside its test cell")
         for grade_id in tests:
             if grade_id not in seen:

@@ -51,6 +51,25 @@ the zygote itself dies, the next ``open()`` restarts it once (noted in ``Sandbox
 otherwise raises :class:`SandboxError`.
 """
 
+from pathlib import Path
+
 from .host import ChildDied, Limits, Sandbox, SandboxError, Session
 
-__all__ = ["ChildDied", "Limits", "Sandbox", "SandboxError", "Session"]
+__all__ = ["PRELOAD", "ChildDied", "Limits", "Sandbox", "SandboxError", "Session", "grading_sandbox", "limits"]
+
+REPO = Path(__file__).resolve().parents[3]   # the checkout: autograder/grader_side/sandbox/__init__.py
+# Warm modules every child gets for free: numpy and torch, and pyplot for a student's scratch plots.
+PRELOAD = ("numpy", "torch", "matplotlib.pyplot")
+
+
+def grading_sandbox(timeout: float, hide=(), allow_weak_isolation: bool = False):
+    """The sandbox submissions are graded in (``course autograde`` and ``nbgrader autograde`` alike),
+    not yet started: the package's checkout, the home directory and ``hide`` are hidden from it."""
+    paths = sorted({REPO, Path.home(), *(Path(p).resolve() for p in hide)})
+    return Sandbox(limits(timeout), preload=PRELOAD, hide=paths, allow_weak_isolation=allow_weak_isolation)
+
+
+def limits(timeout: float):
+    """The sandbox's limits for ``timeout`` seconds per notebook: a cell or check that runs past a
+    third of it is interrupted on its own."""
+    return Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))

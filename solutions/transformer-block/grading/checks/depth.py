@@ -2,16 +2,11 @@
 residuals, and the residual Jacobian I + df/dx (B9)."""
 import torch
 
+from autograder.grader_side.free_text import expect_answer
 from autograder.student_side import callables
-from autograder.student_side.checks import (
-    GRAD_ATOL,
-    GRAD_RTOL,
-    check,
-    expect_answer,
-    expect_close,
-)
+from autograder.student_side.checks import GRAD_ATOL, GRAD_RTOL, check, expect_close
 from autograder.student_side.student import function_arg
-from solutions.reference import depth as ref
+from ..reference import depth as ref
 
 
 @check("C2", points=2, hidden=True, says="q2_residual_cousin names the earlier architecture with a gradient highway")

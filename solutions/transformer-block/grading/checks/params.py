@@ -2,9 +2,10 @@
 parameter budget of a decoder-only model (B8)."""
 import random
 
-from autograder.student_side.checks import as_count, as_number, check, expect, expect_answer
-from autograder.student_side.checks.params import _expect_counts
-from solutions.reference import params as ref
+from autograder.grader_side.free_text import expect_answer
+from autograder.student_side.checks import as_count, as_number, check, expect
+from ...student_side.checks.params import _expect_counts
+from ..reference import params as ref
 
 
 @check("C3", points=2, hidden=True, says="q3_most_weights names the sublayer that holds most of a block's weights")

@@ -4,16 +4,11 @@ import functools
 
 import torch
 
-from autograder.student_side.checks import (
-    check,
-    expect_answer,
-    expect_close,
-    expect_parts,
-    normalize,
-    seeded,
-)
+from autograder.grader_side.free_text import expect_answer, expect_parts, normalize
+from autograder.student_side.checks import check, expect_close, seeded
 from autograder.student_side.student import CheckFailed
-from solutions.reference import blocks as ref
+from ...student_side.checks.blocks import TRANSFORMER_LAYERS
+from ..reference import blocks as ref
 
 # (batch, tokens, d_model, heads, d_ff): d_ff is not always 4 * d_model.
 CONFIGS = [(2, 5, 16, 4, 64), (1, 7, 12, 3, 20), (3, 4, 8, 2, 40)]
@@ -73,7 +68,7 @@ def _matches_torch(student, cls, norm_first, causal):
     for seed, (B, T, d, h, d_ff) in enumerate(CONFIGS):
         state, x, want = _torch_case(seed, norm_first, causal)
         forwards = [((x,), {"causal": causal})] + ([((x,), {})] if causal else [])
-        outs = student.module(cls, (d, h, d_ff), state=state, forwards=forwards, forbid=("transformer",))
+        outs = student.module(cls, (d, h, d_ff), state=state, forwards=forwards, forbid=TRANSFORMER_LAYERS)
         what = f"{cls}(d_model, n_heads, d_ff) with d_ff {'=' if d_ff == 4 * d else '!='} 4 d_model, causal={causal}"
         expect_close(outs[0], want, what)
         if causal:

@@ -5,7 +5,7 @@ import functools
 import torch
 
 from autograder.student_side.checks import as_count, check, expect, expect_close, seeded
-from solutions.reference import mlp as ref
+from ..reference import mlp as ref
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,5 +1,6 @@
-"""The catalogue of misconceptions: wrong answers the course has seen or expects, one module per
-lesson concept (the same names as the checks and the references).
+"""The toolkit of a set's catalogue of misconceptions: wrong answers the course has seen or expects,
+one module per lesson concept in ``solutions/<set>/grading/misconceptions/`` (the same names as the
+checks and the references; ``ProblemSet.catalogue`` and ``.variants`` gather them).
 
 Each entry names its question, says what the mistake is in one line, gives the student a hint,
 and carries the wrong answer itself as code for one solution cell of the notebook:
@@ -14,11 +15,9 @@ give them full marks.
 """
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 
 from autograder.grader_side.assignment import replace_region, solved
-from autograder.grader_side.contract import CONCEPTS, QUESTIONS
 
 
 @dataclass(frozen=True)
@@ -32,7 +31,7 @@ class Entry:
     mode: str = "append"
 
     def __post_init__(self):
-        if self.question not in QUESTIONS or not self.id.startswith(self.question + "-"):
+        if not self.id.startswith(self.question + "-"):
             raise ValueError(f"{self.id}: ids are '<question>-<name>' with a question id of the contract")
         if self.mode not in ("append", "region"):
             raise ValueError(f"{self.id}: mode is 'append' or 'region'")
@@ -60,20 +59,6 @@ def phrasings(question: str, cell: str, name: str, answers: dict) -> list[Entry]
     """Correct free-text answers as students write them, one variant ``<question>-says-<key>``
     per phrasing, each setting the variable ``name`` to it."""
     return [variant(f"{question}-says-{key}", cell, f"\n{name} = {value!r}\n") for key, value in answers.items()]
-
-
-def _modules():
-    return [importlib.import_module(f"{__name__}.{concept}") for concept in CONCEPTS]
-
-
-def catalogue() -> list[Entry]:
-    """Every misconception, in lesson order."""
-    return [e for m in _modules() for e in m.ENTRIES]
-
-
-def variants() -> list[Entry]:
-    """Every correct-but-different answer, in lesson order."""
-    return [e for m in _modules() for e in m.VARIANTS]
 
 
 def edits(entry: Entry, source_cell: str) -> dict[str, str]:

@@ -2,20 +2,16 @@
 LayerNorm backward pass (B3)."""
 import numpy as np
 
-from autograder.student_side.checks import (
-    GRAD_ATOL,
-    GRAD_RTOL,
-    as_numbers,
-    check,
-    expect_close,
-)
-from autograder.student_side.checks.norms import (
+from autograder.student_side.checks import GRAD_ATOL, GRAD_RTOL, as_numbers, check, expect_close
+from ...student_side.checks.norms import (
+    BUILTIN_LAYER_NORM,
+    BUILTIN_RMS_NORM,
     _backward,
     _backward_inputs,
     _inputs,
     _near_constant,
 )
-from solutions.reference import norms as ref
+from ..reference import norms as ref
 
 SHAPES = [(6,), (4, 7), (2, 3, 16), (2, 2, 3, 10)]
 
@@ -35,7 +31,7 @@ def test_C5_answer(student):
 def test_B1_random_affine(student):
     for seed, shape in enumerate(SHAPES):
         x, gamma, beta = _inputs(shape, seed=100 + seed)
-        got = student.call("layer_norm", x, gamma, beta, forbid=("layer_norm",))
+        got = student.call("layer_norm", x, gamma, beta, forbid=BUILTIN_LAYER_NORM)
         expect_close(got, ref.layer_norm(x, gamma, beta),
                      f"layer_norm on an input with {len(shape) - 1} leading dim(s), random gamma and beta")
 
@@ -47,7 +43,7 @@ def test_B1_near_constant(student):
         x = _near_constant(shape, seed=200 + seed)
         _, gamma, beta = _inputs(shape, seed=210 + seed)
         kwargs = {} if eps is None else {"eps": eps}
-        got = student.call("layer_norm", x, gamma, beta, forbid=("layer_norm",), **kwargs)
+        got = student.call("layer_norm", x, gamma, beta, forbid=BUILTIN_LAYER_NORM, **kwargs)
         expect_close(got, ref.layer_norm(x, gamma, beta, **kwargs),
                      f"layer_norm on nearly constant rows ({'default eps' if eps is None else f'eps={eps}'})")
 
@@ -59,7 +55,7 @@ def test_B1_near_constant(student):
 def test_B2_random_gain(student):
     for seed, shape in enumerate(SHAPES):
         x, gamma, _ = _inputs(shape, seed=300 + seed)
-        got = student.call("rms_norm", x, gamma, forbid=("rms_norm",))
+        got = student.call("rms_norm", x, gamma, forbid=BUILTIN_RMS_NORM)
         expect_close(got, ref.rms_norm(x, gamma),
                      f"rms_norm on an input with {len(shape) - 1} leading dim(s), random gamma")
 
@@ -70,7 +66,7 @@ def test_B2_tiny_rows(student):
     for seed, (shape, eps) in enumerate([((4, 8), None), ((2, 3, 6), 1e-4)]):
         x, gamma, _ = _inputs(shape, seed=400 + seed, scale=1e-4, shift=0.0)
         kwargs = {} if eps is None else {"eps": eps}
-        got = student.call("rms_norm", x, gamma, forbid=("rms_norm",), **kwargs)
+        got = student.call("rms_norm", x, gamma, forbid=BUILTIN_RMS_NORM, **kwargs)
         expect_close(got, ref.rms_norm(x, gamma, **kwargs),
                      f"rms_norm on rows of size about 1e-4 ({'default eps' if eps is None else f'eps={eps}'})")
 

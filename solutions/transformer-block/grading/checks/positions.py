@@ -5,9 +5,10 @@ import numpy as np
 import torch
 
 from autograder.student_side import callables
-from autograder.student_side.checks import check, expect, expect_close, expect_sentence_pair
+from autograder.grader_side.free_text import expect_sentence_pair
+from autograder.student_side.checks import check, expect, expect_close
 from autograder.student_side.student import function_arg
-from solutions.reference import positions as ref
+from ..reference import positions as ref
 
 
 @check("C1", points=2, hidden=True, says="q1_sentences holds the two sentences that lose their difference")

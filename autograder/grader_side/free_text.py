@@ -1,0 +1,164 @@
+"""Free-text answers: accepted in any natural form, wrong options rejected, anything else sent to
+a TA with the answer quoted (``NeedsReview``, never a silent 0).
+
+Only hidden checks use this matcher, so it stays with the grader and is not released.
+"""
+from __future__ import annotations
+
+import functools
+import re
+
+from autograder.student_side.checks import NeedsReview, as_text, as_texts, expect, quoted
+from autograder.student_side.student import CheckFailed
+
+# Words that never change what a short answer names.
+FILLER = frozenset({"a", "an", "the"})
+# Words that turn two named options into one hedged answer.
+HEDGES = frozenset({"or", "either", "maybe", "perhaps", "possibly", "unsure"})
+# Words after which a named option may be denied rather than given.
+NEGATIONS = frozenset({"not", "no", "never", "unlike", "instead", "rather", "isn", "isnt", "nor", "neither"})
+
+
+def words(text) -> list[str]:
+    """Lower-case words of ``text``: punctuation, hyphens and articles dropped."""
+    return [w for w in re.sub(r"[^a-z0-9]+", " ", str(text).lower()).split() if w not in FILLER]
+
+
+def normalize(text) -> str:
+    """'The Post-LN.' -> 'post ln': lower case, punctuation, hyphens and articles gone."""
+    return " ".join(words(text))
+
+
+def _spans(text_words, phrases) -> list[tuple[int, int]]:
+    """Where phrases occur as whole words; 'feedforward' and 'feed forward' (and a plural s) alike."""
+    joined = _glued(frozenset(phrases))
+    spans = []
+    for i in range(len(text_words)):
+        glued = ""
+        for j in range(i, min(len(text_words), i + 12)):
+            glued += text_words[j]
+            if glued in joined or (glued.endswith("s") and glued[:-1] in joined):
+                spans.append((i, j + 1))
+    return spans
+
+
+@functools.lru_cache(maxsize=None)
+def _glued(phrases: frozenset) -> frozenset:
+    """Each phrase's words run together ('Feed-forward' -> 'feedforward'), once per set of phrases."""
+    return frozenset("".join(words(p)) for p in phrases) - {""}
+
+
+def _outside(spans, others) -> list:
+    """spans not lying inside a longer span of another option ('masked multi head attention'
+    contains 'multi head attention')."""
+    return [s for s in spans if not any(o[0] <= s[0] and s[1] <= o[1] and o != s for o in others)]
+
+
+def names(text, phrases) -> bool:
+    """Whether ``text`` names one of ``phrases`` (whole words, case, punctuation, articles ignored)."""
+    return bool(_spans(words(text), phrases))
+
+
+def placed(text, options: dict) -> dict:
+    """option name -> "named" or "denied" for each option (name -> phrases) that ``text`` names.
+
+    A phrase inside a longer phrase of another option does not count ('sea lion' names no plain
+    'lion'); one right after "not", "no", "unlike"...
+    is denied ("a cat, not a dog")."""
+    w = words(text)
+    found = {k: _spans(w, v) for k, v in options.items()}
+    every = [s for spans in found.values() for s in spans]
+    out = {}
+    for k, spans in found.items():
+        kept = _outside(spans, every)
+        if kept:
+            denied = all(NEGATIONS & set(w[max(0, s[0] - 2):s[0]]) for s in kept)
+            out[k] = "denied" if denied else "named"
+    return out
+
+
+# A "/" with a letter on either side offers two options ("LSTM/GRU"); between numbers ("3/1",
+# "1/-1") it is a fraction or a pair, not a hedge.
+_SLASH_BETWEEN_WORDS = re.compile(r"[^\W\d_]\s*/|/\s*[^\W\d_]")
+
+
+def hedges(text) -> bool:
+    """Whether ``text`` offers more than one option: a hedging word ("or", "maybe"...) or a "/"
+    between words."""
+    return bool(set(words(text)) & HEDGES) or bool(_SLASH_BETWEEN_WORDS.search(str(text)))
+
+
+def expect_answer(value, accepted, wrong, what: str, formulas=()) -> None:
+    """A free-text answer names an accepted option and no wrong one.
+
+    Accepted: the answer in any natural form (articles, capitals, punctuation, a sentence, an
+    explanation after it, a wrong option it denies). Rejected: a wrong option, or a hedge
+    between options ("A or B"). Anything else (an option the grader does not know, a right and a
+    wrong option side by side, a denied right one, the right one beside "or" and an option the
+    grader does not know) raises ``NeedsReview``: a TA reads it. ``formulas`` are (pattern, phrase)
+    pairs: text a pattern matches (a formula) is read as that phrase.
+    """
+    value = as_text(value, what)
+    text = value
+    for pattern, phrase in formulas:
+        text = pattern.sub(f" {phrase} ", text)
+    hits = placed(text, {"right": accepted, "wrong": wrong})
+    hedged = hedges(text)
+    right, wrong_ = hits.get("right"), hits.get("wrong")
+    if right and wrong_ and hedged:
+        raise CheckFailed(f"{what}: your answer hedges between options: give one")
+    if right == "named" and wrong_ in (None, "denied") and not hedged:
+        return
+    if wrong_ == "named" and right is None:
+        raise CheckFailed(f"{what}: your answer names an option that is not right")
+    why = ("it hedges between options" if hedged else
+           "the grader does not know this answer" if not hits else
+           "it names a right and a wrong option" if right == wrong_ == "named" else "it denies an option")
+    raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} ({why}); "
+                      "its points wait for that review", value)
+
+
+# ---- answers made of several strings ---------------------------------------------------------
+
+def expect_sentence_pair(value, pair, what: str) -> None:
+    """Two strings that are the lesson's pair of sentences (same words, other order)."""
+    as_texts(value, 2, what, "sentence")
+    given = [tuple(words(s)) for s in value]
+    if {" ".join(g) for g in given} == {normalize(s) for s in pair}:
+        return
+    expect(all(given), f"{what}: one of the two strings is empty")
+    expect(sorted(given[0]) == sorted(given[1]),
+           f"{what}: the two sentences should use exactly the same words, in another order")
+    expect(given[0] != given[1], f"{what}: the two sentences are the same; swap who does what")
+    raise NeedsReview(f"{what}: a TA will read your sentences {quoted(value[0])} and {quoted(value[1])} "
+                      "(same words, other order, but not the lesson's example); their points wait for that review",
+                      " / ".join(value))
+
+
+def expect_parts(value, parts: dict, wrong, generic, what: str, noun="sublayer") -> dict:
+    """Each string of ``value`` names one distinct part of ``parts`` (name -> phrases), together
+    naming them all, in any order. A string that is only a ``generic`` label ("Multi-Head
+    Attention") is the part the other strings leave over. Returns string -> part name."""
+    as_texts(value, len(parts), what, noun)
+    found, unknown, open_ = {}, [], []
+    for s in value:
+        hits = [k for k, v in placed(s, {**parts, "": wrong}).items() if v == "named"]
+        expect("" not in hits or len(hits) > 1, f"{what}: {quoted(s)} is not one of the {noun}s")
+        hits = [k for k in hits if k]
+        expect(len(hits) <= 1, f"{what}: {quoted(s)} names more than one {noun}: give one per string")
+        if hits:
+            expect(hits[0] not in found.values(), f"{what}: two strings name the {hits[0]}; one {noun} is missing")
+            found[s] = hits[0]
+        elif normalize(s) in {normalize(g) for g in generic}:
+            open_.append(s)
+        else:
+            unknown.append(s)
+    left = [k for k in parts if k not in found.values()]
+    if len(open_) == 1 and not unknown and len(left) == 1:
+        found[open_[0]] = left[0]          # by elimination: the one the other strings leave over
+        return found
+    expect(len(open_) <= 1, f"{what}: {len(open_)} strings name attention without saying which one")
+    if not unknown and not open_:
+        return found
+    raise NeedsReview(f"{what}: a TA will read {quoted((unknown + open_)[0])} (the grader could not place it); "
+                      "its points wait for that review", " / ".join(value))
