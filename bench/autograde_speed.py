@@ -32,7 +32,8 @@ sys.path.insert(0, str(REPO))
 
 from autograder import api  # noqa: E402
 from autograder.grader_side.assignment import Assignment  # noqa: E402
-from autograder.grader_side.misconceptions import catalogue, edits  # noqa: E402
+from autograder.grader_side.misconceptions import edits  
+from week4 import catalogue# noqa: E402
 from autograder.grader_side.nbgrader_execute import use_stock_nbgrader  # noqa: E402
 from autograder.tooling.sampleclass import write_submission  # noqa: E402
 
@@ -40,7 +41,7 @@ ASSIGNMENT = "transformer-block"
 
 
 def make_class(root: Path, students: int) -> Assignment:
-    a = api.make_course(root)
+    a = api.make_course(root, "transformer-block")
     source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}
     wrong = [e for e in catalogue() if e.question.startswith("B")][::7]
     for i in range(students):

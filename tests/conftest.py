@@ -28,13 +28,13 @@ def pytest_collection_modifyitems(items):
 def course(tmp_path_factory) -> Path:
     """A course folder with solutions/ rebuilt from the text sources and a fresh nbgrader release."""
     root = tmp_path_factory.mktemp("course")
-    api.make_course(root)
+    api.make_course(root, "transformer-block")
     return root
 
 
 @pytest.fixture(scope="session")
 def assignment(course) -> Assignment:
-    return Assignment(repo=course)
+    return Assignment("transformer-block", course)
 
 
 SCHEMA = Path(__file__).resolve().parent.parent / "docs" / "results.schema.json"

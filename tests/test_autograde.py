@@ -145,9 +145,10 @@ def listener():
 def batch(tmp_path_factory, listener):
     """(honest-only folder, mixed folder): the same honest submissions in both."""
     from autograder.grader_side.assignment import Assignment
-    from autograder.grader_side.misconceptions import catalogue, edits
+    from autograder.grader_side.misconceptions import edits
+    from week4 import catalogue
 
-    a = Assignment()
+    a = Assignment("transformer-block")
     honest_dir, mixed = tmp_path_factory.mktemp("honest"), tmp_path_factory.mktemp("mixed")
     build = {c.grade_id: c.source for c in a.cells("build")}
     by_id = {e.id: e for e in catalogue()}

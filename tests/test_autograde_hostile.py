@@ -31,7 +31,7 @@ for _name, _value in list(globals().items()):
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    a = Assignment()
+    a = Assignment("transformer-block")
     root = tmp_path_factory.mktemp("hostile")
     honest = write_submission(root / "honest", a)                       # honest/transformer-block/*.ipynb
     for name in a.notebooks:                                            # links to another student's notebooks
@@ -92,7 +92,7 @@ def test_without_namespaces_course_autograde_refuses_unless_told(tmp_path):
     """Graded where namespaces are denied (a seccomp filter, as some containers have)."""
     if not shutil.which("bwrap"):
         pytest.skip("needs bubblewrap (make sandbox)")
-    write_submission(tmp_path / "class" / "only", Assignment())
+    write_submission(tmp_path / "class" / "only", Assignment("transformer-block"))
     wrapper = ("import os, sys\n"
                "from autograder.grader_side.sandbox import seccomp, syscalls\n"
                "syscalls.load_seccomp(seccomp.build(deny_sysv_ipc=False))\n"

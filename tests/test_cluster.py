@@ -15,7 +15,8 @@ import pytest
 
 from autograder import api
 from autograder.grader_side import cluster
-from autograder.grader_side.misconceptions import catalogue, edits
+from autograder.grader_side.misconceptions import edits
+from week4 import catalogue
 from autograder.tooling.demo import HOSTILE
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results

@@ -10,8 +10,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.grader_side.assignment import REPO
-from autograder.student_side.checks import norms as visible_norms
-from solutions.reference import depth
+import week4
+visible_norms = week4.visible("norms")
+depth = week4.reference("depth")
 
 NOTES = (REPO / "course" / "notes" / "transformer-block.md").read_text()
 BUILD = (REPO / "solutions" / "transformer-block" / "build.pct.py").read_text()

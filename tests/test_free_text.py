@@ -10,16 +10,21 @@ import pytest
 import torch
 
 from autograder import api
-from autograder.grader_side import checks, contract
+import week4
+import week4 as checks
+import week4 as contract
 from autograder.grader_side.assignment import Assignment, solved
-from autograder.grader_side.misconceptions import catalogue, variants
+from week4 import catalogue, variants
 from autograder.grader_side.analysis import as_python
 from autograder.grader_side.pipeline.program import PRELUDE
 from autograder.reports.exports import write_csv
-from autograder.student_side.checks import NeedsReview, expect_answer, expect_parts, expect_sentence_pair, hedges
+from autograder.grader_side.free_text import expect_answer, expect_parts, expect_sentence_pair, hedges
+from autograder.student_side.checks import NeedsReview
 from autograder.student_side.student import CheckFailed, Student, in_process
 from autograder.tooling.sampleclass import trusted_namespace, write_submission
-from solutions.reference import blocks, depth, positions
+blocks = week4.reference("blocks")
+depth = week4.reference("depth")
+positions = week4.reference("positions")
 
 # The free-text questions and the names that hold their answers.
 FREE_TEXT = {"C1": ("q1_sentences",), "C2": ("q2_residual_cousin",), "C3": ("q3_most_weights",),
@@ -215,7 +220,7 @@ B8_CONFIG_KEYS = {"vocab_size", "max_positions", "d_model", "n_layers", "d_ff", 
 
 
 def test_every_argument_of_every_contract_function_has_a_catalogued_mutant_that_ignores_it():
-    a = Assignment()
+    a = Assignment("transformer-block")
     arguments = set()
     for notebook in a.notebooks:
         ns = trusted_namespace(a, notebook)
@@ -253,7 +258,7 @@ def test_ipython_syntax_becomes_harmless_python():
 
 
 def test_a_review_and_ipython_syntax_through_course_autograde(tmp_path):
-    a = Assignment()
+    a = Assignment("transformer-block")
     source = {c.grade_id: c.source for nb in a.notebooks for c in a.cells(nb)}
     # The student's C2 answer is one the grader cannot place; their B1 cell binds layer_norm only
     # through %time, next to a shell line and a help line: both must work as in Jupyter. Their B2

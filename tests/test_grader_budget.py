@@ -16,7 +16,9 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import api
-from autograder.grader_side import checks, routes
+from autograder.grader_side import routes
+import week4
+import week4 as checks
 from autograder.grader_side.assignment import Assignment, solved
 from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import ASSIGNMENT, clone_course, course_checks, gradebook_checks
@@ -30,7 +32,7 @@ MAGIC_FLOOD = "".join(f"%time step_{i} = {i}\n" for i in range(20_000))
 FOLD_BOMB = 'exec("%.3000000d" % 1)'
 UNLISTED = "\n\ndef layer_norm(x, gamma, beta, eps=1e-5):\n    c = x - x.mean(-1, keepdim=True)\n" \
            "    return gamma * F.normalize(c, dim=-1) * c.shape[-1] ** 0.5 + beta\n"
-ROUTE_QUESTIONS = {q for q in routes.RULES}
+ROUTE_QUESTIONS = {q for q in week4.RULES}
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from docker_seccomp import run_under
 from packaging.requirements import Requirement
 
 from autograder.grader_side.assignment import REPO, Assignment
-from autograder.grader_side.checks import all_checks
+from week4 import all_checks
 from autograder.tooling.sampleclass import write_submission
 
 PROFILE = REPO / "docs" / "seccomp-course.json"
@@ -146,7 +146,7 @@ def run_autograder(package: Path, root: Path, upload: dict[str, bytes] | None = 
 
 def notebooks(folder: Path, **kwargs) -> dict[str, bytes]:
     """A submission's two notebooks as bytes, from the course's own material."""
-    written = write_submission(folder, Assignment(), nested=False, **kwargs)
+    written = write_submission(folder, Assignment("transformer-block"), nested=False, **kwargs)
     return {p.name: p.read_bytes() for p in sorted(written.glob("*.ipynb"))}
 
 

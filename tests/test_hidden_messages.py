@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 import torch
 
-from autograder.grader_side import checks, contract
+import week4 as checks
+import week4 as contract
 from autograder.grader_side.assignment import Assignment
-from autograder.grader_side.misconceptions import catalogue, edits
+from autograder.grader_side.misconceptions import edits
+from week4 import catalogue
 from autograder.student_side.checks import Check, expect
 from autograder.student_side.student import CheckFailed, Student, in_process
 from autograder.tooling.sampleclass import trusted_namespace
@@ -96,7 +98,7 @@ class Recording(Student):
 @pytest.fixture(scope="module")
 def public():
     """Numbers and shapes the released notebooks already show, per notebook."""
-    a = Assignment()
+    a = Assignment("transformer-block")
     out = {}
     for name in a.notebooks:
         text = "\n".join(c.source for c in nbformat.read(a.release_dir / f"{name}.ipynb", as_version=4).cells)
@@ -145,7 +147,7 @@ def leaks(check: Check, ns: dict, box, public) -> tuple[str, list] | None:
 
 @lru_cache(maxsize=None)
 def _namespace(entry_id):
-    a = Assignment()
+    a = Assignment("transformer-block")
     entry = next(e for e in catalogue() if e.id == entry_id)
     name = contract.QUESTIONS[entry.question].notebook
     return trusted_namespace(a, name, edits(entry, {c.grade_id: c.source for c in a.cells(name)}[entry.cell]))
@@ -177,7 +179,7 @@ def test_no_hidden_message_reveals_a_hidden_value(question, recorded, public):
 
 def test_the_detector_sees_a_message_that_leaks(recorded, public):
     """A hidden check that prints its config and the expected count is caught."""
-    from solutions.reference import params as ref
+    ref = week4.reference("params")
 
     def leaky(student):
         config = dict(ref.LLAMA2_7B, d_model=96, n_layers=3)

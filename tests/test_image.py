@@ -145,7 +145,7 @@ else:
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("class")
-    write_submission(folder / "ref", Assignment(), nested=False)
+    write_submission(folder / "ref", Assignment("transformer-block"), nested=False)
     return folder
 
 

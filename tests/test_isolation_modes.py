@@ -70,7 +70,7 @@ def classroom(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("starts its runs as root, then as another user")
     root = tmp_path_factory.mktemp("modes")
-    a = Assignment()
+    a = Assignment("transformer-block")
     from autograder.tooling.sampleclass import write_submission
 
     write_submission(root / "class" / "honest", a)

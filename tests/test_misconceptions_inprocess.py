@@ -11,10 +11,13 @@ from collections import Counter
 
 import pytest
 
-from autograder.grader_side import checks, contract, routes
+from autograder.grader_side import routes
+import week4 as checks
+import week4 as contract
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.in_kernel import hidden_check as run_check
-from autograder.grader_side.misconceptions import catalogue, edits, variants
+from autograder.grader_side.misconceptions import edits
+from week4 import catalogue, variants
 from autograder.student_side.student import CheckFailed
 from autograder.tooling.sampleclass import notebook as submitted_notebook
 from autograder.tooling.sampleclass import trusted_namespace
@@ -31,7 +34,7 @@ BROKEN = ("raised NameError", "raised UnboundLocalError", "raised AttributeError
 @pytest.fixture(scope="module")
 def course_assignment() -> Assignment:
     """The repo's own source notebooks (run `course release transformer-block` if they are missing)."""
-    return Assignment()
+    return Assignment("transformer-block")
 
 
 def _notebook(entry) -> str:
@@ -68,8 +71,8 @@ def _outcomes(a: Assignment, entry) -> dict[str, str | None]:
                 outcomes[c.id] = str(exc)
     assert outcomes, f"{entry.question} has no checks"
     # Forbidden routes are judged from the source, outside the code's process, as both graders do.
-    if entry.question in routes.RULES:
-        verdict = routes.judge_notebook(submitted_notebook(a, notebook, edits(entry, source[entry.cell])),
+    if entry.question in week4.RULES:
+        verdict = week4.judge_notebook(submitted_notebook(a, notebook, edits(entry, source[entry.cell])),
                                         [entry.question])[entry.question]
         if verdict.status == "route":
             outcomes = {cid: message or verdict.message() for cid, message in outcomes.items()}

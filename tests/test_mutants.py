@@ -4,7 +4,7 @@ both, every correct variant keeps full marks in both, and every check is failed 
 catalogued wrong answer (so no check is one that cannot fail)."""
 import pytest
 
-from autograder.grader_side import contract
+import week4 as contract
 from autograder.tooling import mutants
 
 pytestmark = pytest.mark.slow

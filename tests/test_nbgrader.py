@@ -6,7 +6,7 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import api
-from autograder.grader_side import checks
+import week4 as checks
 from autograder.grader_side.assignment import Assignment, solved
 from autograder.grader_side.nbgrader_execute import use_stock_nbgrader
 from autograder.tooling.sampleclass import write_submission
@@ -30,7 +30,7 @@ def stock(course, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def graded(stock):
-    course, assignment = stock, Assignment(repo=stock)
+    course, assignment = stock, Assignment("transformer-block", stock)
     build = {c.grade_id: c.source for c in assignment.cells("build")}
     write_submission(course / "submitted" / "ref", assignment)
     write_submission(course / "submitted" / "blank", assignment, untouched=True)

@@ -95,7 +95,7 @@ def page_text(path: Path) -> str:
 
 
 def test_feedback_pages_show_each_check_and_no_hidden_source(graded):
-    from autograder.grader_side import checks
+    import week4 as checks
 
     root, _ = graded
     api.nbgrader("generate_feedback", ASSIGNMENT, "--force", "--log-level=WARN", repo=root)

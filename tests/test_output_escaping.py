@@ -71,7 +71,7 @@ RAISES = ("def layer_norm(x, gamma, beta, eps=1e-5):\n"
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    a = Assignment()
+    a = Assignment("transformer-block")
     root = tmp_path_factory.mktemp("hostile-ids")
     b1 = solved(next(c.source for c in a.cells("build") if c.grade_id == "B1_code"))
     ids = {'=HYPERLINK("https:example.com";"x")': {}, "\x1b[2J\x1b[Hstudent": {"B1_code": b1 + "\n\n" + RAISES}}

@@ -35,7 +35,10 @@ import jinja2
 import pytest
 
 from autograder import api
-from autograder.grader_side import checks, contract, misconceptions
+from autograder.grader_side import misconceptions
+import week4
+import week4 as checks
+import week4 as contract
 from autograder.grader_side.assignment import REPO
 from autograder.reports import feedback, pages, report
 from autograder.tooling.sampleclass import write_submission
@@ -53,7 +56,7 @@ MIN_LINE = 24   # shorter source lines are too generic to mean anything when fou
 
 def _wrong(assignment, entry_ids) -> dict[str, str]:
     """Edits that put the catalogued wrong answers ``entry_ids`` (on different cells) in a submission."""
-    entries = {e.id: e for e in misconceptions.catalogue()}
+    entries = {e.id: e for e in week4.catalogue()}
     edits = {}
     for entry_id in entry_ids:
         entry = entries[entry_id]
@@ -279,7 +282,7 @@ def test_feedback_page_renders_with_its_total_and_what_went_wrong(graded, render
     text = _text(dom)
     assert f"{mine['score']:g} / {mine['max_score']:g} autograded points" in text
     assert "C8 (4 points) is graded by hand" in text
-    entry = next(e for e in misconceptions.catalogue() if e.id == "B1-eps-outside-sqrt")
+    entry = next(e for e in week4.catalogue() if e.id == "B1-eps-outside-sqrt")
     assert entry.description in text and entry.hint in text
     failing = [row for row in mine["questions"]["B1"]["checks"] if not row["passed"]]
     assert failing and all(row["message"] in text for row in failing)

@@ -15,7 +15,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from autograder import api
-from autograder.grader_side.misconceptions import catalogue, edits
+from autograder.grader_side.misconceptions import edits
+from week4 import catalogue
 from autograder.tooling.sampleclass import write_submission
 
 pytestmark = pytest.mark.slow

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.pipeline import Submission, program, read, tamper
 
-ASSIGNMENT = Assignment()
+ASSIGNMENT = Assignment("transformer-block")
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from autograder import api
-from autograder.grader_side import checks
+import week4 as checks
 from autograder.grader_side.assignment import REPO
 
 NOTEBOOKS = ("concepts", "build")

@@ -13,9 +13,12 @@ import nbformat
 import pytest
 
 from autograder import api
-from autograder.grader_side import analysis, checks, contract, routes
+from autograder.grader_side import analysis, routes
+import week4 as checks
+import week4 as contract
 from autograder.grader_side.assignment import Assignment, notebook, solved
-from autograder.grader_side.misconceptions import catalogue, edits, variants
+from autograder.grader_side.misconceptions import edits
+from week4 import catalogue, variants
 from autograder.grader_side.pipeline import routes as step
 from autograder.grader_side.pipeline.submission import Env, Outcome, Submission
 from autograder.tooling.sampleclass import write_submission
@@ -213,7 +216,7 @@ UNUSUAL_BUT_HONEST = {
 @pytest.mark.parametrize("name", DISGUISES)
 def test_a_disguised_route_is_never_judged_clean(name):
     cells, question = DISGUISES[name]
-    verdict = routes.judge([GIVEN, *cells], [question])[question]
+    verdict = week4.judge([GIVEN, *cells], [question])[question]
     assert verdict.status in ("route", "unsure"), name
     assert verdict.first.where.startswith("cell ") and verdict.first.code
 
@@ -221,7 +224,7 @@ def test_a_disguised_route_is_never_judged_clean(name):
 @pytest.mark.parametrize("name", UNUSUAL_BUT_HONEST)
 def test_honest_code_is_proved_clean(name):
     cells, question = UNUSUAL_BUT_HONEST[name]
-    verdict = routes.judge([GIVEN, *cells], [question])[question]
+    verdict = week4.judge([GIVEN, *cells], [question])[question]
     assert verdict.status == "clean", verdict.message()
 
 
@@ -230,13 +233,13 @@ def test_honest_code_is_proved_clean(name):
 def test_a_store_that_may_redefine_anything_is_a_tas_question_not_a_route(scratch):
     """A scratch cell writing F.layer_norm under a computed name may, or may not, replace the
     question's code: that is for a TA, never a proof that the honest code takes the route."""
-    verdict = routes.judge([GIVEN, HONEST_B1, scratch], ["B1", "B2"])
+    verdict = week4.judge([GIVEN, HONEST_B1, scratch], ["B1", "B2"])
     assert verdict["B1"].status == "unsure" and verdict["B2"].status == "unsure", verdict
     assert not any(f.kind == "route" for v in verdict.values() for f in v.findings)
 
 
 def test_an_unlisted_function_is_named_with_its_full_path():
-    verdict = routes.judge([GIVEN, "m = F", _ln("return F.normalize(x, dim=-1) * g + b")], ["B1"])["B1"]
+    verdict = week4.judge([GIVEN, "m = F", _ln("return F.normalize(x, dim=-1) * g + b")], ["B1"])["B1"]
     assert verdict.status == "unsure" and verdict.first.family == "unlisted"
     assert "torch.nn.functional.normalize" in verdict.message() and "check it by hand" in verdict.message()
 
@@ -244,7 +247,7 @@ def test_an_unlisted_function_is_named_with_its_full_path():
 @pytest.mark.parametrize("name", CASES)
 def test_the_judge_on_one_spelling(name):
     cells, question, status, family = CASES[name]
-    verdict = routes.judge([GIVEN, *cells], [question])[question]
+    verdict = week4.judge([GIVEN, *cells], [question])[question]
     assert verdict.status == status, (verdict.findings, verdict.message())
     if family is not None:
         assert verdict.first.family == family
@@ -259,19 +262,19 @@ def test_the_judge_on_one_spelling(name):
 
 def test_a_route_names_the_cell_and_line_it_is_on():
     cells = [GIVEN, HONEST_B1, "import torch.nn.functional as G\n\n\n" + _ln("return G.group_norm(x, 1)")]
-    verdict = routes.judge(cells, ["B1"], lambda i: f"cell #{i}")["B1"]
+    verdict = week4.judge(cells, ["B1"], lambda i: f"cell #{i}")["B1"]
     assert verdict.first.where == "cell #2, line 5" and verdict.first.code == "G.group_norm"
 
 
 def test_the_course_solutions_and_every_correct_variant_are_clean():
-    a = Assignment()
+    a = Assignment("transformer-block")
     for name in a.notebooks:
-        assert {q: v.status for q, v in routes.judge_notebook(notebook(a, name)).items()} == \
-               {q: "clean" for q in routes.RULES}
+        assert {q: v.status for q, v in week4.judge_notebook(notebook(a, name)).items()} == \
+               {q: "clean" for q in week4.RULES}
     for v in variants():
         nb = notebook(a, contract.QUESTIONS[v.question].notebook,
                       edits(v, {c.grade_id: c.source for c in a.cells(contract.QUESTIONS[v.question].notebook)}[v.cell]))
-        judged = routes.judge_notebook(nb)
+        judged = week4.judge_notebook(nb)
         assert all(verdict.status == "clean" for verdict in judged.values()), (v.id, judged)
 
 
@@ -285,13 +288,13 @@ ROUTES = {"B1-calls-builtin": "builtin", "B1-torch-layer-norm": "builtin", "B1-g
 
 
 def test_every_catalogued_route_is_judged_one_and_no_other_entry_is():
-    a = Assignment()
+    a = Assignment("transformer-block")
     by_id = {e.id: e for e in catalogue()}
     assert set(ROUTES) <= set(by_id)
     for e in by_id.values():
         name = contract.QUESTIONS[e.question].notebook
         nb = notebook(a, name, edits(e, {c.grade_id: c.source for c in a.cells(name)}[e.cell]))
-        verdict = routes.judge_notebook(nb, [e.question]).get(e.question) if e.question in routes.RULES else None
+        verdict = week4.judge_notebook(nb, [e.question]).get(e.question) if e.question in week4.RULES else None
         if e.id in ROUTES:
             assert verdict.status == "route" and verdict.first.family == ROUTES[e.id], (e.id, verdict)
         elif verdict is not None:
@@ -305,17 +308,17 @@ def test_garbage_never_raises():
                _ln("return getattr(F, 'a' * 999999999)(x)"), _ln("return getattr(F, '%999999999s' % 'x')(x)"),
                "".join(chr(rng.randrange(32, 0x2FFF)) for _ in range(3000)), None, 42]
     for cells in ([g] for g in garbage):
-        verdicts = routes.judge([GIVEN, *cells])
-        assert set(verdicts) == set(routes.RULES)
+        verdicts = week4.judge([GIVEN, *cells])
+        assert set(verdicts) == set(week4.RULES)
     nested = "def layer_norm(x, g, b, eps=1e-5):\n    return " + "(" * 900 + "x" + ")" * 900
-    assert routes.judge([GIVEN, nested], ["B1"])["B1"].status in ("clean", "unsure")
+    assert week4.judge([GIVEN, nested], ["B1"])["B1"].status in ("clean", "unsure")
 
 
 def test_judge_notebook_names_cells_by_their_grade_id():
-    a = Assignment()
+    a = Assignment("transformer-block")
     e = next(e for e in catalogue() if e.id == "B1-group-norm-one-group")
     nb = notebook(a, "build", edits(e, {c.grade_id: c.source for c in a.cells("build")}["B1_code"]))
-    verdict = routes.judge_notebook(nbformat.reads(nbformat.writes(nb), as_version=4), ["B1"])["B1"]
+    verdict = week4.judge_notebook(nbformat.reads(nbformat.writes(nb), as_version=4), ["B1"])["B1"]
     assert verdict.first.where.startswith("cell B1_code, line ")
 
 
@@ -326,7 +329,7 @@ def _submission(a, program, evidence=(), seconds=analysis.SECONDS):
     bounded helper as program.py reads it."""
     sub = Submission("s", a.source_dir)
     sub.readings["build"] = analysis.read([(GIVEN, False, True)] + [(p, True, True) for p in program],
-                                          [q for q in routes.RULES if contract.QUESTIONS[q].notebook == "build"],
+                                          [q for q in week4.RULES if contract.QUESTIONS[q].notebook == "build"],
                                           ["a cell the course gives"] + [f"cell {i + 1}" for i in range(len(program))],
                                           seconds)
     sub.programs["build"] = sub.readings["build"].program
@@ -342,7 +345,7 @@ def _waiting(sub, question):
 
 
 def test_evidence_against_a_clean_verdict_waits_for_a_ta():
-    a = Assignment()
+    a = Assignment("transformer-block")
     sub = _submission(a, [HONEST_B1], evidence=("layer_norm",))
     step.run(sub, Env(a, sandbox=None))
     assert _waiting(sub, "B1") and "B1" in sub.to_review
@@ -351,7 +354,7 @@ def test_evidence_against_a_clean_verdict_waits_for_a_ta():
 
 
 def test_an_uncertain_route_leaves_its_points_to_a_ta():
-    a = Assignment()
+    a = Assignment("transformer-block")
     sub = _submission(a, [_ln("return F.normalize(x - x.mean(-1, keepdim=True), dim=-1) * g + b")])
     step.run(sub, Env(a, sandbox=None))
     assert _waiting(sub, "B1") and "B1" in sub.to_review
@@ -363,7 +366,7 @@ def test_an_uncertain_route_leaves_its_points_to_a_ta():
 def test_a_judge_out_of_budget_leaves_every_route_question_to_a_ta():
     """A cell whose reading costs more than the budget: the helper is killed, the cells run as
     written, and no route question of the notebook keeps silent points."""
-    a = Assignment()
+    a = Assignment("transformer-block")
     magic = "".join(f"%time x{i} = {i}\n" for i in range(20_000))
     sub = _submission(a, [HONEST_B1, magic, "F.layer_norm = lambda *a, **k: 0"], seconds=0.5)
     assert sub.readings["build"].failure and sub.programs["build"][2] == magic
@@ -378,7 +381,7 @@ def test_a_judge_out_of_budget_leaves_every_route_question_to_a_ta():
 
 
 def test_a_route_fails_every_check_of_its_question_only():
-    a = Assignment()
+    a = Assignment("transformer-block")
     sub = _submission(a, [_ln("return F.group_norm(x.reshape(-1, 1, x.shape[-1]), 1).reshape(x.shape) * g + b")])
     step.run(sub, Env(a, sandbox=None))
     b1 = [c.id for c in checks.all_checks() if c.question == "B1"]
@@ -391,7 +394,7 @@ def test_a_route_fails_every_check_of_its_question_only():
 def test_a_route_names_only_the_misconception_that_takes_the_same_route():
     """Constructing an encoder layer inside forward is a route, but not the catalogued
     "subclasses nn.TransformerEncoderLayer" mistake; subclassing it is."""
-    a = Assignment()
+    a = Assignment("transformer-block")
     inside = _submission(a, ["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n"
                              "        return nn.TransformerEncoderLayer(16, 4, batch_first=True)(x)"])
     step.run(inside, Env(a, sandbox=None))
@@ -410,7 +413,7 @@ def _b1(a, code):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    a = Assignment()
+    a = Assignment("transformer-block")
     by_id = {e.id: e for e in catalogue()}
     build = {c.grade_id: c.source for c in a.cells("build")}
     root = tmp_path_factory.mktemp("routes")
@@ -450,7 +453,7 @@ def test_a_name_built_at_run_time_leaves_the_question_to_a_ta(tmp_path):
     (results, and so the CSV and nbgrader's gradebook)."""
     from autograder.grader_side.assignment import Assignment, solved
 
-    a = Assignment()
+    a = Assignment("transformer-block")
     build = {c.grade_id: c.source for c in a.cells("build")}
     unsure = solved(build["B1_code"]) + (
         "\nimport importlib\n\n\ndef layer_norm(x, gamma, beta, eps=1e-5):\n"
@@ -465,9 +468,9 @@ def test_a_name_built_at_run_time_leaves_the_question_to_a_ta(tmp_path):
 
 
 def _b6_with(extra: str) -> dict:
-    a = Assignment()
+    a = Assignment("transformer-block")
     source = {c.grade_id: c.source for c in a.cells("build")}
-    return routes.judge_notebook(notebook(a, "build", {"B6_code": solved(source["B6_code"]).rstrip() + extra}))
+    return week4.judge_notebook(notebook(a, "build", {"B6_code": solved(source["B6_code"]).rstrip() + extra}))
 
 
 def test_a_route_in_a_method_nothing_calls_is_a_tas_question_not_a_route():
