@@ -1,7 +1,8 @@
 """Figures for the notes of the transformer-block unit (course/notes/transformer-block.md).
 
-Every number drawn comes from the hidden PyTorch references in solutions/reference/, so the
-figures always agree with what the autograder checks. Run from the repository root with the
+Every number drawn comes from the set's hidden PyTorch references
+(solutions/transformer-block/grading/reference/), so the figures always agree with what the
+autograder checks. Run from the repository root with the
 root on the import path (nothing here edits sys.path):
 
     PYTHONPATH=. python course/figures.py [OUTDIR]
@@ -30,7 +31,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
-from solutions.reference import depth, norms, params  # noqa: E402
+from autograder.grader_side.assignment import Assignment  # noqa: E402
+
+depth, norms, params = (Assignment("transformer-block").set.reference(c) for c in ("depth", "norms", "params"))
 
 DEFAULT_OUTDIR = Path(__file__).resolve().parent / "figures"
 WIDTH_IN, DPI = 9.0, 150
