@@ -41,6 +41,8 @@ class QuestionResult:
     checks: list[CheckResult] = field(default_factory=list)
     misconception: Misconception | None = None
     manual: bool = False
+    topic: str = ""                # what the question is about, in the set's words (its TOPICS)
+    notebook: str = ""             # the notebook it is in
 
 
 @dataclass
@@ -78,7 +80,8 @@ def student_from_dict(data: dict) -> StudentResult:
         checks = [CheckResult(**row) for row in q.get("checks") or []]
         mistake = Misconception(**q["misconception"]) if q.get("misconception") else None
         questions[qid] = QuestionResult(q["score"], q["max_score"], list(q.get("feedback") or []), checks,
-                                        mistake, bool(q.get("manual")))
+                                        mistake, bool(q.get("manual")), str(q.get("topic") or ""),
+                                        str(q.get("notebook") or ""))
     return StudentResult(**{**data, "questions": questions})
 
 

@@ -22,7 +22,7 @@ from autograder.reports import pages
 def page(student: str, result: dict, assignment: str) -> str:
     """The feedback page of ``student`` (their entry of the results document), as HTML text."""
     score, max_score = result.get("score") or 0.0, result.get("max_score") or 0.0
-    questions = [_question(str(qid), q, assignment) for qid, q in (result.get("questions") or {}).items()]
+    questions = [_question(str(qid), q) for qid, q in (result.get("questions") or {}).items()]
     grades = pages.hand_graded(result)
     reason = result.get("reason")
     return pages.render(
@@ -70,7 +70,7 @@ def safe_name(student: str) -> str:
     return name
 
 
-def _question(qid: str, q: dict, assignment: str) -> dict:
+def _question(qid: str, q: dict) -> dict:
     """One question of the result, as the template shows it: a check whose points wait for a TA's
     review is listed as awaiting review, and its points are not counted as lost."""
     manual = q.get("score") is None   # graded by hand and not scored yet (one left unanswered scores 0)
@@ -80,7 +80,7 @@ def _question(qid: str, q: dict, assignment: str) -> dict:
     mistake = q.get("misconception")
     feedback = [str(line) for line in q.get("feedback") or []]
     score, max_score = None if manual else float(q["score"]), float(q.get("max_score") or 0)
-    return {"id": qid, "topic": pages.topic(qid, assignment, " notebook"), "manual": manual,
+    return {"id": qid, "topic": pages.topic(qid, q, " notebook"), "manual": manual,
             "score": score, "max_score": max_score,
             "lost": pages.points_lost(q) or bool(q.get("manual")) and not manual and score < max_score,
             "awaiting": 0.0 if manual else awaiting,

@@ -15,7 +15,6 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-from autograder.grader_side.assignment import Assignment, CourseError
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
@@ -63,35 +62,21 @@ def code_spans(text) -> list[tuple[str, bool]]:
 
 # ---- reading the results ----------------------------------------------------------------------
 
-@cache
-def contract(assignment: str) -> dict:
-    """The questions (id -> ``Question``) and topics of the problem set ``assignment``, read from the
-    course; empty when the results name a set this checkout does not have (pages then show the
-    results alone)."""
-    try:
-        ps = Assignment(str(assignment)).set
-    except (CourseError, ValueError, OSError):
-        return {"questions": {}, "topics": {}}
-    return {"questions": ps.questions, "topics": ps.topics}
-
-
 def question_order(results: dict) -> list[str]:
-    """The question ids of a results document: the set's contract order, then any others it holds."""
-    order = [qid for qid in contract(results.get("assignment", ""))["questions"]]
+    """The question ids of a results document, in the order its results list them (the set's)."""
+    order: list[str] = []
     for r in (results.get("students") or {}).values():
         order += [str(qid) for qid in r.get("questions") or {} if str(qid) not in order]
     return order
 
 
-def topic(qid: str, assignment: str, notebook_word: str = "") -> str:
-    """The topic of a question, with its notebook: ``Counting parameters (build notebook)``: the
-    set's words for the question, else for its concept (``TOPICS``)."""
-    found = contract(assignment)
-    meta = found["questions"].get(qid)
-    if meta is None:
+def topic(qid: str, question: dict, notebook_word: str = "") -> str:
+    """The topic of a question as its result states it, with its notebook:
+    ``Counting parameters (build notebook)``."""
+    words, notebook = question.get("topic"), question.get("notebook")
+    if not words:
         return ""
-    words = found["topics"].get(qid) or found["topics"].get(meta.concept, meta.concept)
-    return f"{words} ({meta.notebook}{notebook_word})"
+    return f"{words} ({notebook}{notebook_word})" if notebook else str(words)
 
 
 def awaiting_review(row: dict) -> bool:

@@ -74,7 +74,7 @@ class Stats:
                 **{kind: kinds[kind] for kind in ("full", "awaiting", "partial", "none")},
                 "named": sum(1 for q in lost if q.get("misconception")),
                 "unnamed": sum(1 for q in lost if not q.get("misconception")),
-                "topic": pages.topic(qid, self.assignment),
+                "topic": pages.topic(qid, auto[0]),
             }
 
         # misconceptions: count, question, description and hint
@@ -105,9 +105,6 @@ class Stats:
             for grade in pages.hand_graded(r):
                 if not grade["review"]:
                     points = grade["points"]
-                    known = pages.contract(self.assignment)["questions"]
-                    if points is None and grade["question"] in known:
-                        points = known[grade["question"]].points
                     self.manual.setdefault(grade["question"], [points, 0])[1] += 1
                 elif not any(row["question"] == grade["question"] for row in sent):
                     sent.append({"student": str(sid), "question": grade["question"], "check": "", "answer": ""})

@@ -34,11 +34,13 @@ def run(sub, env):
     for c in env.assignment.checks:
         by_question.setdefault(c.question, []).append(c)
     questions, total = {}, 0.0
+    topics = env.assignment.set.topics
     for qid, q in env.assignment.questions.items():
+        about = {"topic": topics.get(qid) or topics.get(q.concept, q.concept), "notebook": q.notebook}
         if q.manual:
             why = unanswered(sub, env, qid)
             questions[qid] = QuestionResult(0.0 if why else None, float(q.points), [why or "graded by hand by a TA"],
-                                            manual=True)
+                                            manual=True, **about)
             continue
         rows = []
         for c in by_question.get(qid, []):
@@ -53,7 +55,7 @@ def run(sub, env):
             feedback.insert(0, f"This looks like a known mistake: {mistake.description} Hint: {mistake.hint}")
         score = sum(row.score for row in rows)
         total += score
-        questions[qid] = QuestionResult(score, float(q.points), feedback, rows, mistake)
+        questions[qid] = QuestionResult(score, float(q.points), feedback, rows, mistake, **about)
     unreadable = sorted(sub.problems)
     sub.result = StudentResult(
         status="failed" if len(unreadable) == len(env.assignment.notebooks) else "graded",
