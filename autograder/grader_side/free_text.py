@@ -6,22 +6,12 @@ Only hidden checks use this matcher, so it stays with the grader and is not rele
 from __future__ import annotations
 
 import functools
-import re
 
-from autograder.student_side.checks import NeedsReview, as_text, as_texts, expect, quoted
+from autograder.student_side.checks import NeedsReview, as_text, as_texts, expect, hedges, quoted, words
 from autograder.student_side.student import CheckFailed
 
-# Words that never change what a short answer names.
-FILLER = frozenset({"a", "an", "the"})
-# Words that turn two named options into one hedged answer.
-HEDGES = frozenset({"or", "either", "maybe", "perhaps", "possibly", "unsure"})
 # Words after which a named option may be denied rather than given.
 NEGATIONS = frozenset({"not", "no", "never", "unlike", "instead", "rather", "isn", "isnt", "nor", "neither"})
-
-
-def words(text) -> list[str]:
-    """Lower-case words of ``text``: punctuation, hyphens and articles dropped."""
-    return [w for w in re.sub(r"[^a-z0-9]+", " ", str(text).lower()).split() if w not in FILLER]
 
 
 def normalize(text) -> str:
@@ -75,17 +65,6 @@ def placed(text, options: dict) -> dict:
             denied = all(NEGATIONS & set(w[max(0, s[0] - 2):s[0]]) for s in kept)
             out[k] = "denied" if denied else "named"
     return out
-
-
-# A "/" with a letter on either side offers two options ("LSTM/GRU"); between numbers ("3/1",
-# "1/-1") it is a fraction or a pair, not a hedge.
-_SLASH_BETWEEN_WORDS = re.compile(r"[^\W\d_]\s*/|/\s*[^\W\d_]")
-
-
-def hedges(text) -> bool:
-    """Whether ``text`` offers more than one option: a hedging word ("or", "maybe"...) or a "/"
-    between words."""
-    return bool(set(words(text)) & HEDGES) or bool(_SLASH_BETWEEN_WORDS.search(str(text)))
 
 
 def expect_answer(value, accepted, wrong, what: str, formulas=()) -> None:

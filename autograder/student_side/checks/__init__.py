@@ -261,6 +261,30 @@ class NeedsReview(CheckFailed):
         self.answer = quoted(answer)
 
 
+# ---- words: what a short answer says, and whether it hedges ----------------------------------
+
+# Words that never change what a short answer names.
+FILLER = frozenset({"a", "an", "the"})
+# Words that turn two named options into one hedged answer.
+HEDGES = frozenset({"or", "either", "maybe", "perhaps", "possibly", "unsure"})
+
+
+def words(text) -> list[str]:
+    """Lower-case words of ``text``: punctuation, hyphens and articles dropped."""
+    return [w for w in re.sub(r"[^a-z0-9]+", " ", str(text).lower()).split() if w not in FILLER]
+
+
+# A "/" with a letter on either side offers two options ("LSTM/GRU"); between numbers ("3/1",
+# "1/-1") it is a fraction or a pair, not a hedge.
+_SLASH_BETWEEN_WORDS = re.compile(r"[^\W\d_]\s*/|/\s*[^\W\d_]")
+
+
+def hedges(text) -> bool:
+    """Whether ``text`` offers more than one option: a hedging word ("or", "maybe"...) or a "/"
+    between words."""
+    return bool(set(words(text)) & HEDGES) or bool(_SLASH_BETWEEN_WORDS.search(str(text)))
+
+
 def quoted(value) -> str:
     text = " ".join(str(value).split())
     return repr(text if len(text) <= 200 else text[:200] + "...")
