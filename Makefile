@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test test-fast image-deps browser sandbox postgresql release bench figures clean
+.PHONY: demo test test-fast test-unit lint image-deps browser sandbox postgresql release bench figures clean
 
 # pip compiles every installed module one at a time; compileall does the same on every core. (The
 # one file it skips is torch's test helper written in Python 3.12 syntax.)
@@ -25,8 +25,19 @@ demo: image-deps
 # a module's graded class is built once.
 PYTEST := $(BIN)/python -m pytest -n auto --dist loadfile
 
-test: image-deps browser postgresql
+test: image-deps browser postgresql lint
 	$(PYTEST)
+
+# Seconds, not minutes: the pipeline, scoring, feedback and report on the toy set, in this process
+# (no nbgrader command, no sandbox), and the grader's pure parts (the free-text matcher, the
+# references, the route judge's spellings).
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q -m unit
+
+# Style and types of the grader.
+lint: $(STAMP)
+	$(BIN)/ruff check autograder tests
+	$(BIN)/mypy autograder
 
 # The quick loop while working: everything but the suites marked slow.
 test-fast: image-deps browser postgresql
@@ -53,8 +64,9 @@ postgresql:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } || \
 	  echo "postgresql is missing and cannot be installed here: the PostgreSQL tests will be skipped"
 
+# Every week of course/schedule.toml, released again (git shows what changed).
 release: $(STAMP)
-	$(BIN)/course release transformer-block
+	$(BIN)/python -c "from autograder import api; [api.release(w['assignment']) for w in api.schedule()]"
 
 bench: $(STAMP)
 	$(BIN)/python bench/autograde_speed.py

@@ -68,11 +68,12 @@ class Report:
         return all(not self.survivors(g) and not self.false_rejects(g) for g in self.scores)
 
 
-def run(assignment: str, graders=GRADERS, workers: int = 0) -> Report:
-    """The mutation report of the set ``assignment``, graded in a throwaway course."""
+def run(assignment: str, graders=GRADERS, workers: int = 0, repo: Path | None = None) -> Report:
+    """The mutation report of the set ``assignment`` of the course in ``repo`` (default: this
+    checkout), graded in a throwaway copy of it."""
     with tempfile.TemporaryDirectory() as tmp:
         course = Path(tmp) / "template"
-        template = api.make_course(course, assignment)
+        template = api.make_course(course, assignment, **({"repo": repo} if repo else {}))
         report = Report(template, entries=template.set.catalogue, variants=template.set.variants)
         submissions = pack(template, report.entries + report.variants)
         halves = [submissions[0::2], submissions[1::2]] if "nbgrader" in graders else [submissions]
