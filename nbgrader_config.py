@@ -49,6 +49,19 @@ c.SandboxExecute.timeout = 60.0
 # cells with the reason, never what a link points at (autograder/grader_side/submitted.py).
 c.Autograde.exporter_class = SubmittedNotebookExporter
 
+# Late work, the same in `nbgrader autograde` and `course autograde` (both run nbgrader's
+# AssignLatePenalties with this plugin): the due date is course/schedule.toml's, written into the
+# gradebook by `course release`; each notebook of a late submission loses a share of its score per
+# started day late, up to a cap, and scores 0 past a cut-off; extensions.toml beside gradebook.db
+# gives a student extra days (autograder/grader_side/late.py). The defaults:
+from autograder.grader_side.late import CourseLatePenalty  # noqa: E402
+
+c.AssignLatePenalties.plugin_class = CourseLatePenalty
+# c.CourseLatePenalty.percent_per_day = 10.0        # percent of the notebook's score per started day late
+# c.CourseLatePenalty.max_percent = 50.0            # the most it loses before the cut-off
+# c.CourseLatePenalty.zero_after_days = 7.0         # more days late than this: 0 (0: any lateness; None: never)
+# c.CourseLatePenalty.extensions_file = "extensions.toml"
+
 # nbgrader export: the same CSV, with names and ids that look like spreadsheet formulas made harmless.
 from autograder.reports.exports import NbgraderCsvExport  # noqa: E402
 

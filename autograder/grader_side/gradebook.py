@@ -187,6 +187,8 @@ class Recorder:
                         f"process it ({type(exc).__name__}: {exc})"[:300])
                     for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
                         grade.auto_score, grade.needs_manual_grade = 0, False
+                    # no late penalty on a 0 (one left from an earlier grading would come off the other notebook)
+                    gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty = None
                     continue
                 graded[notebook] = nb
         waiting = set()

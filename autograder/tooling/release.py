@@ -14,6 +14,7 @@ from pathlib import Path
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
+from autograder.grader_side import late
 from autograder.grader_side.assignment import REPO, Assignment, CourseError
 from autograder.tooling import authoring
 
@@ -54,6 +55,7 @@ def release(assignment: str, repo: Path = REPO) -> list[Path]:
                       "what is committed; commit them with the release", stacklevel=2)
     authoring.build(a.source_dir)
     nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=repo)
+    late.record_due_date(assignment, repo)   # course/schedule.toml's due date into the gradebook
     return sorted(p for p in a.release_dir.rglob("*") if p.is_file())
 
 
@@ -99,6 +101,7 @@ def make_course(root: Path, assignment: str, repo: Path = REPO) -> Assignment:
     a = Assignment(assignment, root)
     authoring.build(a.source_dir)
     nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=root)
+    late.record_due_date(assignment, root, schedule_repo=repo)   # the schedule's due date, as `course release`
     return a
 
 
