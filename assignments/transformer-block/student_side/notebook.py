@@ -1,6 +1,6 @@
 """Run a check from inside a notebook, on the notebook's own definitions.
 
-The visible check cells call ``check("B1_worked_example")``; nbgrader's hidden test cells call the
+The visible check cells call ``check("<check id>")``; nbgrader's hidden test cells call the
 same function through ``autograder.grader_side.in_kernel``. Either way the check is the one
 ``course autograde`` runs, only the transport differs (see ``student.in_process``).
 """
@@ -74,7 +74,7 @@ def ready(*names: str, ns: dict | None = None) -> None:
                               f"`{name}` is not defined yet: write it in the cell above and run that cell")
         if _is_stub(ns[name]):
             raise CheckFailed(f"`{name}` still raises NotImplementedError: write it (see the TODO box above it)")
-        if name in checks.FORMS:
+        if name in checks.forms():
             _readable(name, ns)
         elif not callable(ns[name]):   # every other name a check uses is a function or a class it calls
             raise CheckFailed(f"the grader cannot grade `{name}` in this form: it is a {type(ns[name]).__name__}, and "
@@ -117,7 +117,7 @@ def _as_python(source: str) -> str:
 def _readable(name: str, ns: dict) -> None:
     """Read the answer ``name`` as the grader will (through the same plain-data codec), in form only."""
     try:
-        checks.FORMS[name](Student(in_process(ns)).value(name))
+        checks.forms()[name](Student(in_process(ns)).value(name))
     except checks.NeedsReview as exc:
         raise CheckFailed(f"{exc}. To have it graded automatically, write it in the form the TODO box asks for") from None
     except CheckFailed as exc:

@@ -13,8 +13,8 @@ Requests (``header["op"]``):
   several names)
 - ``value``: ``ns[name]``
 Arguments may hold ``{"__function__": spec}`` items, rebuilt as functions by ``callables.build``.
-``forbid`` lists builtins the student's code must not reach (see ``FORBIDDEN``); the reply says
-which of them it did reach.
+``forbid`` maps a label to the torch functions (by ``__name__``) and ``torch.nn`` module classes
+the student's code must not reach; the reply lists the labels it did reach.
 """
 from __future__ import annotations
 
@@ -23,15 +23,6 @@ from torch.overrides import TorchFunctionMode
 
 from . import callables, wire
 
-# Builtins a question asks students not to call, by the name the grader uses for them.
-FORBIDDEN = {
-    "layer_norm": {"layer_norm", "native_layer_norm"},
-    "rms_norm": {"rms_norm", "_fused_rms_norm"},
-}
-FORBIDDEN_MODULES = {
-    "transformer": ("TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
-                    "TransformerDecoder", "Transformer"),
-}
 MAX_ERROR = 300
 
 
@@ -51,7 +42,7 @@ class _Tripwire(TorchFunctionMode):
 
 def serve(ns: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]]:
     """Answer one request; every failure becomes ``{"ok": False, "error": ...}``."""
-    forbid = [f for f in header.get("forbid", []) if f in FORBIDDEN or f in FORBIDDEN_MODULES]
+    forbid = _tripwires(header.get("forbid"))
     reached: set[str] = set()
     try:
         name = header["name"]
@@ -135,9 +126,9 @@ def _run_module(module, header, blobs, forbid, reached):
     if state is not None:
         _load(module, state)
     module.eval()
-    for banned in forbid:
+    for banned, names in forbid.items():
         for sub in module.modules():
-            if type(sub).__name__ in FORBIDDEN_MODULES.get(banned, ()):
+            if type(sub).__name__ in names:
                 reached.add(banned)
     forwards = _materialize(wire.unpack(header.get("forwards", []), blobs, tensors=True))
     with torch.no_grad():
@@ -147,8 +138,8 @@ def _run_module(module, header, blobs, forbid, reached):
 
 def _watch(forbid, reached, run):
     """Run ``run()`` with a tripwire on the forbidden builtins; record which were reached."""
-    watched = set().union(*(FORBIDDEN.get(f, set()) for f in forbid)) if forbid else set()
-    banned_classes = [getattr(torch.nn, c) for f in forbid for c in FORBIDDEN_MODULES.get(f, ())]
+    watched = set().union(*forbid.values())
+    banned_classes = {cls: banned for banned, names in forbid.items() for cls in map(_module_class, names) if cls}
     originals = {cls: cls.forward for cls in banned_classes}
 
     def trip(banned):
@@ -157,21 +148,35 @@ def _watch(forbid, reached, run):
             raise RuntimeError(f"this question asks you not to use torch.nn.{banned}-style modules")
         return forward
 
-    for cls in banned_classes:
-        cls.forward = trip(next(f for f in forbid if cls.__name__ in FORBIDDEN_MODULES.get(f, ())))
+    for cls, banned in banned_classes.items():
+        cls.forward = trip(banned)
     try:
         if not watched:
             return run()
         mode = _Tripwire(watched)
         with mode:
             result = run()
-        for banned in forbid:
-            if mode.seen & FORBIDDEN.get(banned, set()):
+        for banned, names in forbid.items():
+            if mode.seen & names:
                 reached.add(banned)
         return result
     finally:
         for cls, forward in originals.items():
             cls.forward = forward
+
+
+def _tripwires(forbid) -> dict[str, set[str]]:
+    """The request's ``forbid`` as label -> names (anything else in it is ignored)."""
+    if not isinstance(forbid, dict):
+        return {}
+    return {str(label): {n for n in names if isinstance(n, str)}
+            for label, names in forbid.items() if isinstance(names, list)}
+
+
+def _module_class(name: str):
+    """The ``torch.nn`` module class called ``name``, if there is one."""
+    cls = getattr(torch.nn, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, torch.nn.Module) else None
 
 
 def _materialize(value):

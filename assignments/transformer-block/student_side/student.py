@@ -46,15 +46,15 @@ class Student:
         self.forbidden_fails = forbidden_fails
         self.evidence: set[str] = set()
 
-    def call(self, name: str, *args, forbid: tuple[str, ...] = (), **kwargs):
+    def call(self, name: str, *args, forbid: dict | None = None, **kwargs):
         """``name(*args, **kwargs)`` in the submission; arrays come back as numpy arrays."""
-        return self._ask({"op": "call", "name": name, "forbid": list(forbid)},
+        return self._ask({"op": "call", "name": name, "forbid": _forbid(forbid)},
                          {"args": list(args), "kwargs": kwargs}, name)
 
-    def module(self, name: str, args=(), kwargs=None, state=None, forwards=(), forbid: tuple[str, ...] = ()):
+    def module(self, name: str, args=(), kwargs=None, state=None, forwards=(), forbid: dict | None = None):
         """Build ``name(*args, **kwargs)``, load ``state`` strictly (unless None), and return the
         outputs of ``module(*a, **k)`` for each ``(a, k)`` in ``forwards``."""
-        return self._ask({"op": "module", "name": name, "forbid": list(forbid)},
+        return self._ask({"op": "module", "name": name, "forbid": _forbid(forbid)},
                          {"args": list(args), "kwargs": kwargs or {}, "state": state,
                           "forwards": [{"args": list(a), "kwargs": k} for a, k in forwards]}, name)
 
@@ -127,6 +127,11 @@ class Student:
         else:
             self._kept += size
             self.replies.append(value)
+
+
+def _forbid(forbid: dict | None) -> dict:
+    """A check's tripwires (label -> torch names) as plain data for the request."""
+    return {label: list(names) for label, names in (forbid or {}).items()}
 
 
 def _size(value) -> int:

@@ -1,14 +1,19 @@
-"""The checks students can run: the decorator, the registry, and the helpers every check shares.
+"""The toolkit every problem set's checks are written with: the decorator, the registry, and the
+helpers the checks share.
 
 This package runs beside student code (in the student's kernel, or in the grader's sandbox child)
-and is released to students verbatim, so it holds only the *visible* checks, one module per
-lesson concept. The hidden checks live on the grader's side (``autograder/grader_side/checks``)
-and register through the same ``@check`` decorator.
+and is released to students verbatim with every set. In a release, the set's *visible* checks sit
+next to this file, one module per lesson concept (``solutions/<set>/student_side/checks/``); the
+hidden ones stay with the grader (``solutions/<set>/grading/checks/``). Both register through the
+same ``@check`` decorator.
 
 A check is a function ``test_<id>(student)`` decorated with ``@check(...)``, which records its
 question, points, whether it is hidden, and one line saying what it checks. ``<id>`` starts with
-the question id (``B1_random_affine``) and is also the ``grade_id`` of the notebook cell that runs
-it under nbgrader, so both graders award the same points for the same check.
+the question id and is also the ``grade_id`` of the notebook cell that runs it under nbgrader, so
+both graders award the same points for the same check.
+
+A module may also declare ``FORMS``: answer variable -> a reader that raises ``CheckFailed`` unless
+the answer has a form the grader can read (``ready()`` runs them in the notebook).
 
 Failure messages are written for the student: they say what was called, on what kind of input,
 and how far off it was, never the probe values or the expected numbers of a hidden check.
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import pkgutil
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -25,7 +31,7 @@ import numpy as np
 
 from ..student import CheckFailed
 
-# The contract's tolerances (values within atol + rtol * |expected|; gradients looser).
+# The default tolerances (values within atol + rtol * |expected|; gradients looser).
 ATOL, RTOL = 1e-5, 1e-4
 GRAD_ATOL, GRAD_RTOL = 1e-4, 1e-3
 
@@ -40,29 +46,44 @@ class Check:
     run: Callable
 
 
-_REGISTRY: dict[str, Check] = {}
-
-
 def check(question: str, points: float, hidden: bool, says: str):
-    """Register ``test_<question>_<name>(student)`` as a check worth ``points``."""
+    """Mark ``test_<question>_<name>(student)`` as a check worth ``points`` (``fn.check``)."""
     def register(fn):
         cid = fn.__name__.removeprefix("test_")
         if not cid.startswith(question + "_"):
             raise ValueError(f"{fn.__name__}: name it test_{question}_<what>, with the question id it checks")
-        fn.check = _REGISTRY[cid] = Check(cid, question, points, hidden, says, fn)
+        fn.check = Check(cid, question, points, hidden, says, fn)
         return fn
     return register
 
 
-# The concept modules of the visible checks, in lesson order.
-CONCEPTS = ("positions", "norms", "mlp", "blocks", "params", "depth")
+def checks_in(module) -> list[Check]:
+    """The checks a module defines, in the order it defines them."""
+    return [fn.check for fn in vars(module).values() if isinstance(getattr(fn, "check", None), Check)]
+
+
+# Checks and answer forms a grader adds to the ones beside this file (the hidden ones, in-kernel).
+_ADDED: dict[str, Check] = {}
+
+
+def add(found: dict[str, Check]) -> None:
+    _ADDED.update(found)
+
+
+@functools.lru_cache(maxsize=None)
+def _modules() -> tuple:
+    """The check modules next to this file (the released set's visible checks)."""
+    return tuple(importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__))
 
 
 def registered() -> dict[str, Check]:
-    """Every check registered so far, by id (the visible ones are imported on first use)."""
-    for concept in CONCEPTS:
-        importlib.import_module(f"{__name__}.{concept}")
-    return dict(_REGISTRY)
+    """Every check here, by id: the visible ones next to this file and those a grader added."""
+    return {**{c.id: c for m in _modules() for c in checks_in(m)}, **_ADDED}
+
+
+def forms() -> dict[str, Callable]:
+    """answer variable -> reader of its form, from every check module next to this file."""
+    return {name: read for m in _modules() for name, read in getattr(m, "FORMS", {}).items()}
 
 
 def get(check_id: str) -> Check:
@@ -215,20 +236,6 @@ def _kind(value) -> str:
     return f"a {type(value).__name__}"
 
 
-# The form each answer variable of the contract must have to be graded (the TODO boxes say it).
-FORMS = {
-    "q1_sentences": lambda v: as_texts(v, 2, "q1_sentences", "sentence"),
-    "q2_residual_cousin": lambda v: as_text(v, "q2_residual_cousin"),
-    "q3_most_weights": lambda v: as_text(v, "q3_most_weights"),
-    "q4_ratio": lambda v: as_number(v, "q4_ratio"),
-    "q5_layer_norm_u": lambda v: as_numbers(v, 2, "q5_layer_norm_u"),
-    "q6_decoder_sublayers": lambda v: as_texts(v, 3, "q6_decoder_sublayers", "sublayer"),
-    "q6_gpt_drops": lambda v: as_text(v, "q6_gpt_drops"),
-    "q7_2017_paper": lambda v: as_text(v, "q7_2017_paper"),
-    "q7_modern_default": lambda v: as_text(v, "q7_modern_default"),
-}
-
-
 def expect_parameters(groups, want: dict, label: str, note: str = "") -> None:
     """A module's parameters (a ``Student.params`` reply) are exactly ``want`` (name -> shape).
 
@@ -254,70 +261,17 @@ class NeedsReview(CheckFailed):
         self.answer = quoted(answer)
 
 
+# ---- words: what a short answer says, and whether it hedges ----------------------------------
+
 # Words that never change what a short answer names.
 FILLER = frozenset({"a", "an", "the"})
 # Words that turn two named options into one hedged answer.
 HEDGES = frozenset({"or", "either", "maybe", "perhaps", "possibly", "unsure"})
-# Words after which a named option may be denied rather than given.
-NEGATIONS = frozenset({"not", "no", "never", "unlike", "instead", "rather", "isn", "isnt", "nor", "neither"})
 
 
 def words(text) -> list[str]:
     """Lower-case words of ``text``: punctuation, hyphens and articles dropped."""
     return [w for w in re.sub(r"[^a-z0-9]+", " ", str(text).lower()).split() if w not in FILLER]
-
-
-def normalize(text) -> str:
-    """'The Post-LN.' -> 'post ln': lower case, punctuation, hyphens and articles gone."""
-    return " ".join(words(text))
-
-
-def _spans(text_words, phrases) -> list[tuple[int, int]]:
-    """Where phrases occur as whole words; 'feedforward' and 'feed forward' (and a plural s) alike."""
-    joined = _glued(frozenset(phrases))
-    spans = []
-    for i in range(len(text_words)):
-        glued = ""
-        for j in range(i, min(len(text_words), i + 12)):
-            glued += text_words[j]
-            if glued in joined or (glued.endswith("s") and glued[:-1] in joined):
-                spans.append((i, j + 1))
-    return spans
-
-
-@functools.lru_cache(maxsize=None)
-def _glued(phrases: frozenset) -> frozenset:
-    """Each phrase's words run together ('Feed-forward' -> 'feedforward'), once per set of phrases."""
-    return frozenset("".join(words(p)) for p in phrases) - {""}
-
-
-def _outside(spans, others) -> list:
-    """spans not lying inside a longer span of another option ('masked multi head attention'
-    contains 'multi head attention')."""
-    return [s for s in spans if not any(o[0] <= s[0] and s[1] <= o[1] and o != s for o in others)]
-
-
-def names(text, phrases) -> bool:
-    """Whether ``text`` names one of ``phrases`` (whole words, case, punctuation, articles ignored)."""
-    return bool(_spans(words(text), phrases))
-
-
-def placed(text, options: dict) -> dict:
-    """option name -> "named" or "denied" for each option (name -> phrases) that ``text`` names.
-
-    A phrase inside a longer phrase of another option does not count ('sea lion' names no plain
-    'lion'); one right after "not", "no", "unlike"...
-    is denied ("a cat, not a dog")."""
-    w = words(text)
-    found = {k: _spans(w, v) for k, v in options.items()}
-    every = [s for spans in found.values() for s in spans]
-    out = {}
-    for k, spans in found.items():
-        kept = _outside(spans, every)
-        if kept:
-            denied = all(NEGATIONS & set(w[max(0, s[0] - 2):s[0]]) for s in kept)
-            out[k] = "denied" if denied else "named"
-    return out
 
 
 # A "/" with a letter on either side offers two options ("LSTM/GRU"); between numbers ("3/1",
@@ -334,79 +288,3 @@ def hedges(text) -> bool:
 def quoted(value) -> str:
     text = " ".join(str(value).split())
     return repr(text if len(text) <= 200 else text[:200] + "...")
-
-
-def expect_answer(value, accepted, wrong, what: str, formulas=()) -> None:
-    """A free-text answer names an accepted option and no wrong one.
-
-    Accepted: the answer in any natural form (articles, capitals, punctuation, a sentence, an
-    explanation after it, a wrong option it denies). Rejected: a wrong option, or a hedge
-    between options ("A or B"). Anything else (an option the grader does not know, a right and a
-    wrong option side by side, a denied right one, the right one beside "or" and an option the
-    grader does not know) raises ``NeedsReview``: a TA reads it. ``formulas`` are (pattern, phrase)
-    pairs: text a pattern matches (a formula) is read as that phrase.
-    """
-    value = as_text(value, what)
-    text = value
-    for pattern, phrase in formulas:
-        text = pattern.sub(f" {phrase} ", text)
-    hits = placed(text, {"right": accepted, "wrong": wrong})
-    hedged = hedges(text)
-    right, wrong_ = hits.get("right"), hits.get("wrong")
-    if right and wrong_ and hedged:
-        raise CheckFailed(f"{what}: your answer hedges between options: give one")
-    if right == "named" and wrong_ in (None, "denied") and not hedged:
-        return
-    if wrong_ == "named" and right is None:
-        raise CheckFailed(f"{what}: your answer names an option that is not right")
-    why = ("it hedges between options" if hedged else
-           "the grader does not know this answer" if not hits else
-           "it names a right and a wrong option" if right == wrong_ == "named" else "it denies an option")
-    raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} ({why}); "
-                      "its points wait for that review", value)
-
-
-# ---- C1 and C6: answers made of several strings -------------------------------------------
-
-def expect_sentence_pair(value, pair, what: str) -> None:
-    """Two strings that are the lesson's pair of sentences (same words, other order)."""
-    as_texts(value, 2, what, "sentence")
-    given = [tuple(words(s)) for s in value]
-    if {" ".join(g) for g in given} == {normalize(s) for s in pair}:
-        return
-    expect(all(given), f"{what}: one of the two strings is empty")
-    expect(sorted(given[0]) == sorted(given[1]),
-           f"{what}: the two sentences should use exactly the same words, in another order")
-    expect(given[0] != given[1], f"{what}: the two sentences are the same; swap who does what")
-    raise NeedsReview(f"{what}: a TA will read your sentences {quoted(value[0])} and {quoted(value[1])} "
-                      "(same words, other order, but not the lesson's example); their points wait for that review",
-                      " / ".join(value))
-
-
-def expect_parts(value, parts: dict, wrong, generic, what: str, noun="sublayer") -> dict:
-    """Each string of ``value`` names one distinct part of ``parts`` (name -> phrases), together
-    naming them all, in any order. A string that is only a ``generic`` label ("Multi-Head
-    Attention") is the part the other strings leave over. Returns string -> part name."""
-    as_texts(value, len(parts), what, noun)
-    found, unknown, open_ = {}, [], []
-    for s in value:
-        hits = [k for k, v in placed(s, {**parts, "": wrong}).items() if v == "named"]
-        expect("" not in hits or len(hits) > 1, f"{what}: {quoted(s)} is not one of the {noun}s")
-        hits = [k for k in hits if k]
-        expect(len(hits) <= 1, f"{what}: {quoted(s)} names more than one {noun}: give one per string")
-        if hits:
-            expect(hits[0] not in found.values(), f"{what}: two strings name the {hits[0]}; one {noun} is missing")
-            found[s] = hits[0]
-        elif normalize(s) in {normalize(g) for g in generic}:
-            open_.append(s)
-        else:
-            unknown.append(s)
-    left = [k for k in parts if k not in found.values()]
-    if len(open_) == 1 and not unknown and len(left) == 1:
-        found[open_[0]] = left[0]          # by elimination: the one the other strings leave over
-        return found
-    expect(len(open_) <= 1, f"{what}: {len(open_)} strings name attention without saying which one")
-    if not unknown and not open_:
-        return found
-    raise NeedsReview(f"{what}: a TA will read {quoted((unknown + open_)[0])} (the grader could not place it); "
-                      "its points wait for that review", " / ".join(value))

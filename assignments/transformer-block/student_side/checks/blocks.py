@@ -4,7 +4,19 @@ and post-norm (B7) blocks against torch's own encoder layer with the same weight
 import numpy as np
 import torch
 
-from . import check, expect, expect_close
+from . import as_text, as_texts, check, expect, expect_close
+
+# The form each answer variable must have to be graded (the TODO boxes say it).
+FORMS = {
+    "q6_decoder_sublayers": lambda v: as_texts(v, 3, "q6_decoder_sublayers", "sublayer"),
+    "q6_gpt_drops": lambda v: as_text(v, "q6_gpt_drops"),
+    "q7_2017_paper": lambda v: as_text(v, "q7_2017_paper"),
+    "q7_modern_default": lambda v: as_text(v, "q7_modern_default"),
+}
+
+# What the tripwire of B6 and B7 watches for: torch's transformer layers (torch.nn class names).
+TRANSFORMER_LAYERS = {"transformer": ("TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder",
+                                      "TransformerDecoder", "Transformer")}
 
 
 def _causality(student, cls):
@@ -15,7 +27,7 @@ def _causality(student, cls):
     x2[:, -1] = torch.randn(2, 16, generator=g)
     outs = student.module(cls, (16, 4), state=None, forwards=[((x,), {"causal": True}), ((x2,), {"causal": True}),
                                                               ((x,), {"causal": False}), ((x2,), {"causal": False})],
-                          forbid=("transformer",))
+                          forbid=TRANSFORMER_LAYERS)
     expect(all(isinstance(o, np.ndarray) and o.shape == (2, 6, 16) for o in outs),
            f"{cls}.forward must return a tensor of the input's shape (2, 6, 16)")
     expect(np.allclose(outs[0][:, :-1], outs[1][:, :-1], atol=1e-5),
@@ -54,7 +66,7 @@ def _quiet_block(student, cls):
     state = _quiet_state(d, d_ff, seed=5)
     x = 2 * torch.randn(2, 4, d, generator=torch.Generator().manual_seed(6)) + 1    # (B, T, d)
     (out,) = student.module(cls, (d, heads, d_ff), state=state, forwards=[((x,), {"causal": True})],
-                            forbid=("transformer",))
+                            forbid=TRANSFORMER_LAYERS)
     expect(isinstance(out, np.ndarray) and out.shape == (2, 4, d),
            f"{cls}.forward must return a tensor of the input's shape (2, 4, {d})")
     return x, state, out

@@ -3,7 +3,12 @@ residuals, and the residual Jacobian I + df/dx (B9)."""
 import torch
 
 from ..student import function_arg
-from . import check, expect_close
+from . import as_text, check, expect_close
+
+# The form each answer variable must have to be graded (the TODO boxes say it).
+FORMS = {
+    "q2_residual_cousin": lambda v: as_text(v, "q2_residual_cousin"),
+}
 
 
 @check("B9", points=1, hidden=False,

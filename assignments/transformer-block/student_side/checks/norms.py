@@ -3,7 +3,17 @@ LayerNorm backward pass (B3)."""
 import numpy as np
 import torch
 
-from . import GRAD_ATOL, GRAD_RTOL, check, expect, expect_close
+from . import GRAD_ATOL, GRAD_RTOL, as_numbers, check, expect, expect_close
+
+# The form each answer variable must have to be graded (the TODO boxes say it).
+FORMS = {
+    "q5_layer_norm_u": lambda v: as_numbers(v, 2, "q5_layer_norm_u"),
+}
+
+# What the tripwires of B1 and B2 watch for: torch's own implementations (function names), by the
+# name a message uses for them.
+BUILTIN_LAYER_NORM = {"layer_norm": ("layer_norm", "native_layer_norm")}
+BUILTIN_RMS_NORM = {"rms_norm": ("rms_norm", "_fused_rms_norm")}
 
 
 def _inputs(shape, seed, scale=3.0, shift=1.0, affine=True):
@@ -30,7 +40,7 @@ def _near_constant(shape, seed, spread=1e-3):
             "[2, 4, 4, 4, 5, 5, 7, 9] with gamma=1, beta=0, eps=0 gives [-1.5, -0.5, -0.5, -0.5, 0, 0, 1, 2]")
 def test_B1_worked_example(student):
     x, gamma, beta = _inputs((2, 3, 8), seed=11, affine=False)
-    got = student.call("layer_norm", x, gamma, beta, forbid=("layer_norm",))
+    got = student.call("layer_norm", x, gamma, beta, forbid=BUILTIN_LAYER_NORM)
     expect(isinstance(got, np.ndarray) and got.shape == (2, 3, 8),
            "layer_norm must return a tensor of the input's shape (2, 3, 8)")
     expect(np.allclose(got.mean(-1), 0, atol=1e-5),
@@ -42,7 +52,7 @@ def test_B1_worked_example(student):
     expect(np.allclose(variance, 1, atol=1e-3),
            "each row should have (population) variance 1: divide by sqrt(variance + eps), over the last dim")
     got = student.call("layer_norm", torch.tensor([[2.0, 4, 4, 4, 5, 5, 7, 9]]), torch.ones(8), torch.zeros(8),
-                       eps=0.0, forbid=("layer_norm",))
+                       eps=0.0, forbid=BUILTIN_LAYER_NORM)
     expect_close(got, np.array([[-1.5, -0.5, -0.5, -0.5, 0, 0, 1, 2]]),
                  "layer_norm([[2, 4, 4, 4, 5, 5, 7, 9]]) with gamma=1, beta=0, eps=0 (mean 5, standard deviation 2)")
 
@@ -51,7 +61,7 @@ def test_B1_worked_example(student):
 
 @check("B2", points=1, hidden=False, says="rms_norm([3, 4]) with gamma=1, eps=0 gives [3, 4] / sqrt(12.5)")
 def test_B2_worked_example(student):
-    got = student.call("rms_norm", torch.tensor([3.0, 4.0]), torch.ones(2), eps=0.0, forbid=("rms_norm",))
+    got = student.call("rms_norm", torch.tensor([3.0, 4.0]), torch.ones(2), eps=0.0, forbid=BUILTIN_RMS_NORM)
     expect_close(got, np.array([3.0, 4.0]) / np.sqrt(12.5), "rms_norm([3, 4]) with gamma=1, eps=0")
 
 

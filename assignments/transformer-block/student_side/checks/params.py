@@ -1,7 +1,13 @@
 """Checks for `params`: where the weights sit (C3), attention vs MLP weights (C4) and the full
 parameter budget of a decoder-only model (B8)."""
 
-from . import as_count, check, expect
+from . import as_count, as_number, as_text, check, expect
+
+# The form each answer variable must have to be graded (the TODO boxes say it).
+FORMS = {
+    "q3_most_weights": lambda v: as_text(v, "q3_most_weights"),
+    "q4_ratio": lambda v: as_number(v, "q4_ratio"),
+}
 
 PARTS = ("embeddings", "attention", "mlp", "norms", "total")
 

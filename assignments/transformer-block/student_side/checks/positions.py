@@ -3,7 +3,12 @@ import math
 
 import numpy as np
 
-from . import check, expect, expect_close
+from . import as_texts, check, expect, expect_close
+
+# The form each answer variable must have to be graded (the TODO boxes say it).
+FORMS = {
+    "q1_sentences": lambda v: as_texts(v, 2, "q1_sentences", "sentence"),
+}
 
 
 @check("C1", points=2, hidden=False,
