@@ -2,7 +2,7 @@
 
 ``build`` writes ``autograder.zip``: ``setup.sh`` and ``run_autograder`` at its root (Gradescope's
 "Autograder Specifications") and what grading needs: the kit (``autograder/``, ``pyproject.toml``)
-and the course's ``solutions/`` (the hidden references and nbgrader's source notebooks), its
+and the set's folder ``solutions/<set>/`` (its hidden checks and references and nbgrader's source notebooks), its
 release under ``assignments/`` and ``nbgrader_config.py``. Never tests, ``.git``, ``.venv``, caches
 or student data: only those folders are read.
 
@@ -46,7 +46,7 @@ DEFAULT_VENV = "/opt/course-venv"
 # What the package holds: the kit's code (from the checkout it runs from) and the course's
 # content (from the course folder; {a}: the assignment). Everything else stays out.
 KIT = ("pyproject.toml", "autograder")
-COURSE = ("nbgrader_config.py", "solutions/reference", "solutions/{a}", "assignments/{a}")
+COURSE = ("nbgrader_config.py", "solutions/{a}", "assignments/{a}")
 SKIP_DIRS = {"__pycache__", ".ipynb_checkpoints", ".pytest_cache", ".hypothesis", ".mypy_cache", ".git", ".venv"}
 SKIP_SUFFIXES = (".pyc", ".pyo", ".egg-info", ".DS_Store")
 # Deterministic entries: the same course gives the same zip.
@@ -142,7 +142,7 @@ def scripts(assignment: str, repo: Path = REPO, extra_index_url: str = "") -> di
 def course_files(assignment: str, repo: Path = REPO) -> dict[str, Path]:
     """Archive name -> file, for every file the package holds: ``KIT`` from the kit's checkout,
     ``COURSE`` from the course folder ``repo``. A link inside its folder is stored as what it points
-    at (``autograder/student_side``); a link out of it is an error."""
+    at; a link out of it is an error."""
     files: dict[str, Path] = {}
 
     def add(name: str, path: Path, top: Path) -> None:
