@@ -32,8 +32,7 @@ sys.path.insert(0, str(REPO))
 
 from autograder import api  # noqa: E402
 from autograder.grader_side.assignment import Assignment  # noqa: E402
-from autograder.grader_side.misconceptions import edits  
-from week4 import catalogue# noqa: E402
+from autograder.grader_side.misconceptions import edits  # noqa: E402
 from autograder.grader_side.nbgrader_execute import use_stock_nbgrader  # noqa: E402
 from autograder.tooling.sampleclass import write_submission  # noqa: E402
 
@@ -41,9 +40,9 @@ ASSIGNMENT = "transformer-block"
 
 
 def make_class(root: Path, students: int) -> Assignment:
-    a = api.make_course(root, "transformer-block")
+    a = api.make_course(root, ASSIGNMENT)
     source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}
-    wrong = [e for e in catalogue() if e.question.startswith("B")][::7]
+    wrong = [e for e in a.set.catalogue if e.question.startswith("B")][::7]
     for i in range(students):
         entry = wrong[i % len(wrong)] if i % 4 == 3 else None   # every fourth student makes a mistake
         write_submission(root / "submitted" / f"student{i:03d}", a,
