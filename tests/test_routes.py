@@ -14,6 +14,7 @@ import pytest
 
 from autograder import api
 from autograder.grader_side import analysis, routes
+import week4
 import week4 as checks
 import week4 as contract
 from autograder.grader_side.assignment import Assignment, notebook, solved
@@ -80,7 +81,7 @@ CASES = {
                      "dispatch-off"),
     "disabled_impl": ([_ln("return torch._C._disabled_torch_function_impl(F.normalize, (), (x,), {})")], "B1",
                       "route", "dispatch-off"),
-    "clears_the_tripwire": ([_ln("import sys\nsys.modules['student_side.server'].FORBIDDEN.clear()\n"
+    "clears_the_tripwire": ([_ln("import sys\nsys.modules['student_side.server']._watch = lambda forbid, reached, run: run()\n"
                                  "return x")], "B1", "route", "dispatch-off"),
     "patches_torch_in_another_cell": ([HONEST_B1, "torch.var_mean = lambda x, **k: (F.layer_norm(x, x.shape[-1:]), 0)"],
                                       "B1", "route", "builtin"),
@@ -329,7 +330,7 @@ def _submission(a, program, evidence=(), seconds=analysis.SECONDS):
     bounded helper as program.py reads it."""
     sub = Submission("s", a.source_dir)
     sub.readings["build"] = analysis.read([(GIVEN, False, True)] + [(p, True, True) for p in program],
-                                          [q for q in week4.RULES if contract.QUESTIONS[q].notebook == "build"],
+                                          {q: r for q, r in week4.RULES.items() if contract.QUESTIONS[q].notebook == "build"},
                                           ["a cell the course gives"] + [f"cell {i + 1}" for i in range(len(program))],
                                           seconds)
     sub.programs["build"] = sub.readings["build"].program
@@ -377,7 +378,7 @@ def test_a_judge_out_of_budget_leaves_every_route_question_to_a_ta():
     sub.outcomes["B4_relu"] = Outcome(False, "`MLP` is not defined")          # a check that failed meanwhile
     step.run(sub, Env(a, sandbox=None))
     assert sub.outcomes["B4_relu"].review and "ran as written" in sub.outcomes["B4_relu"].review
-    assert analysis.read([("x = 1", True, True)], ["B1"], ["cell 1"]).failure == ""   # a new helper serves the next
+    assert analysis.read([("x = 1", True, True)], {"B1": week4.RULES["B1"]}, ["cell 1"]).failure == ""   # a new helper serves the next
 
 
 def test_a_route_fails_every_check_of_its_question_only():
