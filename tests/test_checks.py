@@ -7,10 +7,11 @@ import numpy as np
 import pytest
 import torch
 
+import week4
 import week4 as checks
 import week4 as contract
 from autograder.grader_side.in_kernel import hidden_check as run_check
-from autograder.student_side.notebook import ready
+from week4 import ready
 from autograder.student_side.student import CheckFailed
 from autograder.tooling.sampleclass import trusted_namespace
 
@@ -37,7 +38,7 @@ def solved(assignment):
 
 @pytest.mark.parametrize("check", checks.all_checks(), ids=lambda c: c.id)
 def test_the_solution_passes(check, solved):
-    run_check(check.id, solved[checks.notebook(check)])
+    run_check(week4.NAME, check.id, solved[checks.notebook(check)])
     ready(*checks.uses(check), ns=solved[checks.notebook(check)])
 
 
@@ -62,7 +63,7 @@ def released(assignment):
 @pytest.mark.parametrize("check", checks.all_checks(), ids=lambda c: c.id)
 def test_the_release_fails_with_a_pointer(check, released):
     with pytest.raises(CheckFailed, match="TODO box|is not defined|NotImplementedError"):
-        run_check(check.id, released[checks.notebook(check)])
+        run_check(week4.NAME, check.id, released[checks.notebook(check)])
     with pytest.raises(CheckFailed, match="TODO box|is not defined"):
         ready(*checks.uses(check), ns=released[checks.notebook(check)])
 
@@ -95,7 +96,7 @@ def test_on_the_release_a_check_names_the_first_name_it_needs(check, solved, rel
     the check asks the notebook for when it grades (not another name of the question)."""
     ns = released[checks.notebook(check)]
     with pytest.raises(CheckFailed) as failed:
-        run_check(check.id, ns)
+        run_check(week4.NAME, check.id, ns)
     with pytest.raises(CheckFailed) as not_ready:
         ready(*checks.uses(check), ns=ns)
     first = _requested(check, ns)[-1]            # the request it stopped on
@@ -110,7 +111,7 @@ def test_a_name_a_check_can_do_without_is_not_asked_for(solved, capsys):
     assert checks.uses(checks.get("C6_gpt_drops")) == ("q6_gpt_drops",)
     ns = _answers(q6_gpt_drops=solved["concepts"]["q6_gpt_drops"])
     ready(*checks.uses(checks.get("C6_gpt_drops")), ns=ns)
-    run_check("C6_gpt_drops", ns)
+    run_check(week4.NAME, "C6_gpt_drops", ns)
     assert checks.uses(checks.get("C1_permutes_atol")) == ("permutes_with_input",)   # through its helpers
 
 
@@ -140,7 +141,7 @@ def test_a_stuck_point_fails_a_visible_check_that_names_it(entry_id, assignment)
     source = {c.grade_id: c.source for c in assignment.cells(name)}
     ns = trusted_namespace(assignment, name, edits(entry, source[entry.cell]))
     with pytest.raises(CheckFailed, match=says):
-        run_check(check_id, ns)
+        run_check(week4.NAME, check_id, ns)
 
 
 # ---- every right answer in any natural form earns its points -----------------------------------
@@ -150,7 +151,7 @@ def _outcome(check_id: str, ns: dict) -> str:
     from autograder.student_side.checks import NeedsReview
 
     try:
-        run_check(check_id, ns)
+        run_check(week4.NAME, check_id, ns)
     except NeedsReview:
         return "review"
     except CheckFailed as exc:
@@ -342,7 +343,7 @@ def test_a_probe_fails_its_catalogued_wrong_answer_and_only_that_check(entry_id)
 def test_a_syntax_error_in_the_defining_cell_is_named_in_the_notebook():
     broken = "def layer_norm(x, gamma, beta, eps=1e-5):\n    return (x - x.mean(-1, keepdim=True)\n"
     ns = _answers(In=["", broken, "layer_norm(1, 2, 3)"])
-    for run in (lambda: ready("layer_norm", ns=ns), lambda: run_check("B1_worked_example", ns)):
+    for run in (lambda: ready("layer_norm", ns=ns), lambda: run_check(week4.NAME, "B1_worked_example", ns)):
         with pytest.raises(CheckFailed, match=r"the cell that defines it has a syntax error \(line 2: "):
             run()
     with pytest.raises(CheckFailed, match="is not defined yet"):     # no such cell: the usual pointer
