@@ -9,7 +9,6 @@ tested on a check that does leak.
 """
 from __future__ import annotations
 
-import importlib
 import inspect
 import re
 from functools import lru_cache
@@ -19,6 +18,7 @@ import numpy as np
 import pytest
 import torch
 
+import week4
 import week4 as checks
 import week4 as contract
 from autograder.grader_side.assignment import Assignment
@@ -28,7 +28,7 @@ from autograder.student_side.checks import Check, expect
 from autograder.student_side.student import CheckFailed, Student, in_process
 from autograder.tooling.sampleclass import trusted_namespace
 
-REFERENCES = [f"solutions.reference.{concept}" for concept in contract.CONCEPTS]
+REFERENCES = list(contract.CONCEPTS)   # the set's hidden references, one module per concept
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)")
 TUPLE = re.compile(r"\((\d+(?:, \d+)*),?\)")
 
@@ -110,8 +110,8 @@ def public():
 def recorded(monkeypatch):
     """Record every value the hidden references return; a fresh record per check."""
     box = {"secrets": Secrets()}
-    for name in REFERENCES:
-        module = importlib.import_module(name)
+    for concept in REFERENCES:
+        module = contract.reference(concept)
         for attr, fn in list(vars(module).items()):
             if inspect.isfunction(fn) and fn.__module__ == module.__name__:
                 def wrapper(*args, __fn=fn, **kwargs):
@@ -125,7 +125,7 @@ def recorded(monkeypatch):
 def _clear_caches():
     """Cached reference cases would skip the recording references: recompute them."""
     for concept in contract.CONCEPTS:
-        module = importlib.import_module(f"autograder.grader_side.checks.{concept}")
+        module = contract.hidden(concept)
         for value in vars(module).values():
             if hasattr(value, "cache_clear"):
                 value.cache_clear()
