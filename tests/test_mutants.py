@@ -12,7 +12,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def report():
-    return mutants.run()
+    return mutants.run(contract.NAME)
 
 
 @pytest.mark.parametrize("grader", mutants.GRADERS)
