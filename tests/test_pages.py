@@ -143,11 +143,11 @@ def _secret_lines() -> dict[str, str]:
     for c in hidden:
         for line in _lines(inspect.getsource(c.run), skip_literals=True):
             secret[line] = f"hidden check {c.id}"
-    references = sorted((REPO / "solutions" / "reference").glob("*.py"))
+    references = sorted((week4.SET.folder / "grading" / "reference").glob("*.py"))
     assert references, "no reference solution found"
     for path in references:
         for line in _lines(path.read_text(), skip_literals=False):
-            secret[line] = f"solutions/reference/{path.name}"
+            secret[line] = path.relative_to(REPO).as_posix()
     return secret
 
 
@@ -365,7 +365,7 @@ def test_pages_inline_their_css_file(graded):
 def test_a_wheel_ships_the_templates(tmp_path):
     """A non-editable install has the templates and CSS and renders a page from them."""
     source = tmp_path / "src"
-    for part in ("pyproject.toml", "autograder", "solutions/reference"):
+    for part in ("pyproject.toml", "autograder"):   # the package is autograder* alone
         copy = shutil.copytree if (REPO / part).is_dir() else shutil.copy
         (source / part).parent.mkdir(parents=True, exist_ok=True)
         copy(REPO / part, source / part, **({"ignore": shutil.ignore_patterns("__pycache__")}
@@ -383,7 +383,7 @@ def test_a_wheel_ships_the_templates(tmp_path):
                            "--target", str(site), str(wheel)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     script = ("import autograder.reports.feedback as f; print(f.__file__); "
-              "print(f.page('s1', {'status': 'failed', 'reason': 'x', 'score': 0, 'max_score': 1}))")
+              "print(f.page('s1', {'status': 'failed', 'reason': 'x', 'score': 0, 'max_score': 1}, 'transformer-block'))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(site)})
     assert done.returncode == 0, done.stderr[-2000:]
@@ -405,10 +405,12 @@ def test_report_figures_and_determinism(graded, tmp_path):
         assert (tmp_path / name).read_bytes() == (report_path.parent / name).read_bytes(), name
 
 
-def test_each_question_is_labelled_with_its_own_topic():
-    assert pages.topic("C6", " notebook") == "Encoder, decoder and decoder-only blocks (concepts notebook)"
-    assert pages.topic("C7") == "Pre-norm and post-norm blocks (concepts)"
-    assert pages.topic("B1") == "Layer norm and RMSNorm (build)"
+def test_each_question_is_labelled_with_its_own_topic(graded):
+    questions = graded[0]["students"]["reference"]["questions"]   # the results state each question's topic
+    assert pages.topic("C6", questions["C6"], " notebook") == \
+        "Encoder, decoder and decoder-only blocks (concepts notebook)"
+    assert pages.topic("C7", questions["C7"]) == "Pre-norm and post-norm blocks (concepts)"
+    assert pages.topic("B1", questions["B1"]) == "Layer norm and RMSNorm (build)"
 # ---- answers awaiting a TA's review, and the questions' topics ---------------------------------------
 
 def _awaiting_results() -> dict:
@@ -423,17 +425,20 @@ def _awaiting_results() -> dict:
               "needs_manual_grade": ["C2", "C8"], "load_errors": {},
               "questions": {
                   "C2": {"score": 0.0, "max_score": 2.0, "checks": [c2], "misconception": None, "manual": False,
+                         "topic": "Residual streams and depth", "notebook": "concepts",
                          "feedback": ["C2_answer (awaiting review): the grader could not place this answer"]},
                   "B1": {"score": 2.0, "max_score": 6.0, "checks": [b1_ok, b1], "misconception": None,
+                         "topic": "Layer norm and RMSNorm", "notebook": "build",
                          "manual": False, "feedback": ["B1_random_affine (-4): off by 0.3"]},
                   "C8": {"score": None, "max_score": 4.0, "manual": True, "misconception": None,
+                         "topic": "The MLP sublayer", "notebook": "concepts",
                          "feedback": ["graded by hand by a TA"], "checks": []}}}
     return {"assignment": "transformer-block", "workers": 1, "seconds": 1.0, "students": {"ta": result}}
 
 
 def test_a_check_waiting_for_review_is_shown_as_awaiting_not_lost(tmp_path):
     results = _awaiting_results()
-    text = _text(feedback.page("ta", results["students"]["ta"]))
+    text = _text(feedback.page("ta", results["students"]["ta"], "transformer-block"))
     assert "C2 Residual streams and depth (concepts notebook) 0 / 2 2 awaiting review" in text
     assert "lost 2" not in text and "−2" not in text and "0 until a TA" not in text
     assert "Points were lost on B1 :" in text and "lost 4" in text
@@ -443,7 +448,7 @@ def test_a_check_waiting_for_review_is_shown_as_awaiting_not_lost(tmp_path):
     # nothing lost, only awaiting: no "full marks", no "points were lost"
     only = copy.deepcopy(results["students"]["ta"])
     only["questions"].pop("B1")
-    text = _text(feedback.page("ta", only))
+    text = _text(feedback.page("ta", only, "transformer-block"))
     assert "No points were lost; the points of C2 are awaiting review" in text
     assert "Full marks" not in text and "Points were lost" not in text
     # the class report: C2 awaits review in one submission and is lost in none
@@ -461,8 +466,12 @@ def test_a_check_waiting_for_review_is_shown_as_awaiting_not_lost(tmp_path):
     assert outputs["B1_random_affine"] == "off by 0.3"
 
 
-def test_every_concepts_question_has_its_own_topic_on_the_pages():
+def test_every_concepts_question_has_its_own_topic_on_the_pages(graded):
     """C6 (which sublayers a block has) is not labelled with C7's topic (where the norm goes)."""
-    assert pages.topic("C6") != pages.topic("C7")
-    assert "decoder" in pages.topic("C6").lower() and "norm" in pages.topic("C7").lower()
-    assert pages.topic("B6") == pages.topic("B7") == pages.topic("C7").replace("concepts", "build")
+    questions = graded[0]["students"]["reference"]["questions"]
+
+    def topic(qid):
+        return pages.topic(qid, questions[qid])
+    assert topic("C6") != topic("C7")
+    assert "decoder" in topic("C6").lower() and "norm" in topic("C7").lower()
+    assert topic("B6") == topic("B7") == topic("C7").replace("concepts", "build")
