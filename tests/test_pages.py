@@ -383,7 +383,8 @@ def test_a_wheel_ships_the_templates(tmp_path):
                            "--target", str(site), str(wheel)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     script = ("import autograder.reports.feedback as f; print(f.__file__); "
-              "print(f.page('s1', {'status': 'failed', 'reason': 'x', 'score': 0, 'max_score': 1}, 'transformer-block'))")
+              "print(f.page('s1', {'status': 'failed', 'reason': 'x', 'score': 0, 'max_score': 1}, "
+              "'transformer-block'))")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
                           env={**os.environ, "PYTHONPATH": str(site)})
     assert done.returncode == 0, done.stderr[-2000:]
