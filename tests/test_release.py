@@ -2,6 +2,7 @@
 nbgrader's own validator agrees that the source passes and the release does not."""
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -9,6 +10,7 @@ import pytest
 from autograder import api
 import week4 as checks
 from autograder.grader_side.assignment import REPO
+from autograder.tooling.release import ship_runtime
 
 NOTEBOOKS = ("concepts", "build")
 
@@ -33,13 +35,22 @@ def test_committed_release_is_what_course_release_makes(course):
 
 
 def test_every_other_release_file_is_a_verbatim_copy_of_its_source():
-    """Besides the notebooks, students get exactly the files of the repository: nothing generated."""
+    """Besides the notebooks, students get exactly the files of the repository: nothing generated.
+    ``student_side/`` is the set's visible checks (its own folder) next to the course's runtime
+    (``autograder/student_side``), which ships whole; no file is both."""
     release, source = REPO / "assignments" / "transformer-block", REPO / "solutions" / "transformer-block"
+    runtime = REPO / "autograder" / "student_side"
     others = {name: data for name, data in _files(release).items() if not name.endswith(".ipynb")}
     assert "student_side/checks/norms.py" in others
+    shipped_runtime = {f"student_side/{p.relative_to(runtime).as_posix()}" for p in runtime.rglob("*.py")}
+    assert shipped_runtime <= others.keys(), sorted(shipped_runtime - others.keys())
     for name, data in others.items():
-        assert data == (source / name).read_bytes(), f"{name} differs from solutions/transformer-block/{name}"
-    assert (REPO / "autograder" / "student_side").resolve() == (source / "student_side").resolve()
+        if name in shipped_runtime:
+            assert not (source / name).exists(), f"solutions/transformer-block/{name} shadows the runtime's file"
+            origin = runtime / name.removeprefix("student_side/")
+        else:
+            origin = source / name
+        assert data == origin.read_bytes(), f"{name} differs from {origin.relative_to(REPO)}"
 
 
 def test_the_release_ships_the_lesson_notes_and_their_figures():
@@ -106,8 +117,13 @@ def test_release_notebooks_have_no_outputs():
                 assert not cell["outputs"] and cell["execution_count"] is None, nb.name
 
 
-def test_nbgrader_validate_passes_the_source_and_inverted_the_release(course):
-    source = [str(course / "solutions" / "transformer-block" / f"{n}.ipynb") for n in NOTEBOOKS]
+def test_nbgrader_validate_passes_the_source_and_inverted_the_release(course, tmp_path):
+    # The set's folder holds its visible checks only; the runtime they import (``check``, ``ready``)
+    # ships with the release: the source is validated with the runtime beside it, as a release has it.
+    folder = tmp_path / "transformer-block"
+    shutil.copytree(course / "solutions" / "transformer-block", folder)
+    ship_runtime(folder)
+    source = [str(folder / f"{n}.ipynb") for n in NOTEBOOKS]
     release = [str(course / "assignments" / "transformer-block" / f"{n}.ipynb") for n in NOTEBOOKS]
     done = api.nbgrader("validate", *source, repo=course, check=False)
     assert done.returncode == 0 and done.stdout.count("Success! Your notebook passes all the tests.") == 2, done.stdout[-2000:]
