@@ -102,7 +102,8 @@ def test_course_autograde_writes_a_safe_csv_and_a_clean_summary(hostile):
 def test_course_grade_prints_a_hostile_message_without_its_escapes(hostile):
     root, ids = hostile
     folder = root / "submitted" / "\x1b[2J\x1b[Hstudent"
-    done = subprocess.run([str(COURSE), "grade", str(folder / "concepts.ipynb"), str(folder / "build.ipynb")],
+    done = subprocess.run([str(COURSE), "grade", "--assignment", "transformer-block", str(folder / "concepts.ipynb"),
+                           str(folder / "build.ipynb")],
                           capture_output=True, timeout=600)
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]
     validate_results(json.loads((root / "results.json").read_text()))
