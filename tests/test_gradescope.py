@@ -74,7 +74,8 @@ RESULTS = {
 LITTER = (".git/HEAD", ".venv/bin/python", "tests/test_secret.py", "submitted/alice/transformer-block/build.ipynb",
           "autograded/alice/transformer-block/build.ipynb", "feedback/alice/transformer-block/build.html",
           "downloaded/transformer-block/archive/alice_build.ipynb", "gradebook.db", "results.json",
-          "course-grades.csv", "out/demo/results.json", "solutions/reference/__pycache__/norms.cpython-311.pyc",
+          "course-grades.csv", "out/demo/results.json",
+          "solutions/transformer-block/grading/reference/__pycache__/norms.cpython-311.pyc",
           "solutions/transformer-block/.ipynb_checkpoints/build-checkpoint.ipynb", ".pytest_cache/README.md")
 
 
@@ -161,7 +162,7 @@ def assert_isolation_stated(doc: dict) -> None:
 def test_the_package_holds_the_kit_and_none_of_the_course_folders_litter(package):
     names = zipfile.ZipFile(package).namelist()
     assert {"setup.sh", "run_autograder", "pyproject.toml", "nbgrader_config.py"} <= set(names)
-    for must in ("solutions/reference/norms.py", "solutions/transformer-block/build.ipynb",
+    for must in ("solutions/transformer-block/grading/reference/norms.py", "solutions/transformer-block/build.ipynb",
                  "solutions/transformer-block/concepts.ipynb", "assignments/transformer-block/build.ipynb",
                  "autograder/tooling/gradescope.py", "autograder/student_side/server.py"):
         assert must in names
@@ -189,7 +190,8 @@ def test_setup_pins_the_environment_as_pyproject_does(package):
 def test_an_extra_index_is_whatever_the_environment_names(course_folder, tmp_path):
     out = tmp_path / "autograder.zip"
     env = dict(os.environ, COURSE_EXTRA_INDEX_URL="file:///srv/wheels")
-    subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope-package", "--out", str(out)],
+    subprocess.run([sys.executable, "-m", "autograder.cli", "gradescope-package", "transformer-block",
+                    "--out", str(out)],
                    cwd=course_folder, env=env, check=True, capture_output=True, timeout=300)
     setup = zipfile.ZipFile(out).read("setup.sh").decode()
     assert 'EXTRA_INDEX_URL="${COURSE_EXTRA_INDEX_URL:-file:///srv/wheels}"' in setup
@@ -218,7 +220,7 @@ def test_the_reference_in_a_folder_scores_full_marks(package, tmp_path):
     assert "graded by hand later, not in this score: C8 (4 points)" in doc["output"]
     assert_isolation_stated(doc)
     # only the grading user reads the course's files, the upload and the results
-    for path in (tmp_path / "root", tmp_path / "root" / "source" / "solutions" / "reference" / "norms.py",
+    for path in (tmp_path / "root", tmp_path / "root" / "source" / "solutions" / "transformer-block" / "grading" / "reference" / "norms.py",
                  tmp_path / "root" / "submission" / "transformer-block" / "build.ipynb",
                  tmp_path / "root" / "results" / "results.json"):
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
@@ -291,7 +293,7 @@ def test_course_grade_writes_the_same_format_for_one_submission(tmp_path):
     upload = notebooks(tmp_path / "nb")
     course = Path(sys.executable).with_name("course")
     proc = subprocess.run([str(course), "grade", *(str(tmp_path / "nb" / name) for name in upload),
-                           "--gradescope", str(tmp_path / "results.json")],
+                           "--assignment", "transformer-block", "--gradescope", str(tmp_path / "results.json")],
                           cwd=REPO, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((tmp_path / "results.json").read_text())
