@@ -404,10 +404,13 @@ def _sandbox(root: Path, timeout: float, hide):
 # ---- nbgrader's own way, for comparisons -------------------------------------------------------
 
 STOCK_CONFIG = """
-# Stock nbgrader for a comparison: hidden tests run inside the student's kernel.
+# Stock nbgrader for a comparison: hidden tests run inside the student's kernel. nbgrader copies the
+# set's folder into autograded/, not the runtime its cells import (student_side: check, ready), which
+# ships with the release only: it is shipped into each autograded folder as into the release.
 from autograder.grader_side.nbgrader_execute import STOCK, STOCK_SANITIZE  # noqa: E402
+from autograder.tooling.release import ShipRuntime  # noqa: E402
 c.Autograde.sanitize_preprocessors = STOCK_SANITIZE
-c.Autograde.autograde_preprocessors = STOCK
+c.Autograde.autograde_preprocessors = [ShipRuntime, *STOCK]
 """
 
 
