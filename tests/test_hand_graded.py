@@ -71,7 +71,7 @@ def test_an_answer_left_as_released_says_so_and_is_not_counted_for_hand_grading(
     blank = results["students"]["blank"]
     assert blank["questions"]["C8"]["feedback"][0].startswith("no response: the answer cell is as it was released")
     assert pages.hand_graded(blank) == []
-    page = feedback.page("blank", blank)
+    page = feedback.page("blank", blank, "transformer-block")
     assert "graded by hand by a TA and not included" not in page and "C8: 0 of 4 points" in page
     missing = results["students"]["no_concepts"]["questions"]["C8"]["feedback"]
     assert missing == ["no response: concepts.ipynb could not be graded, so this answer scores 0 and is not listed "
