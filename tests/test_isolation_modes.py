@@ -74,7 +74,7 @@ def classroom(tmp_path_factory):
     from autograder.tooling.sampleclass import write_submission
 
     write_submission(root / "class" / "honest", a)
-    secrets = [str(REPO / "solutions" / "reference" / "norms.py"), str(REPO / "nbgrader_config.py"),
+    secrets = [str(a.source_dir / "grading" / "reference" / "norms.py"), str(REPO / "nbgrader_config.py"),
                str(root / "class" / "honest" / a.name / "build.ipynb")]
     b8 = solved(next(c.source for c in a.cells("build") if c.grade_id == "B8_code"))
     write_submission(root / "class" / "spy", a, edits={"B8_code": b8 + SPY.format(paths=secrets)})
