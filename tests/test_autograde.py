@@ -83,13 +83,15 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     "reads_references": f"""
 def layer_norm(x, gamma, beta, eps=1e-5):
     import importlib, sys
-    sys.path[:0] = [{str(REPO)!r}]
-    for name in ("solutions.reference.norms", "autograder.checks.norms"):
+    sys.path[:0] = [{str(REPO)!r}, {str(REPO / 'solutions' / 'transformer-block')!r}]
+    for found in (lambda: importlib.import_module("grading.reference.norms"),
+                  lambda: importlib.import_module("autograder.grader_side.assignment")
+                  .Assignment("transformer-block").set.reference("norms")):
         try:
-            return importlib.import_module(name).layer_norm(x, gamma, beta, eps)
+            return found().layer_norm(x, gamma, beta, eps)
         except Exception:
             pass
-    text = open({str(REPO / 'solutions' / 'reference' / 'norms.py')!r}).read()
+    text = open({str(REPO / 'solutions' / 'transformer-block' / 'grading' / 'reference' / 'norms.py')!r}).read()
     namespace = {{}}
     exec(text, namespace)
     return namespace["layer_norm"](x, gamma, beta, eps)

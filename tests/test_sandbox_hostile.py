@@ -97,7 +97,7 @@ def test_another_copy_of_the_course_is_neither_readable_nor_importable(sb, other
 def test_the_grader_code_is_not_importable(sb):
     code = """
     found = []
-    for name in ('autograder', 'autograder.grader_side', 'solutions.reference', 'tests'):
+    for name in ('autograder', 'autograder.grader_side', 'solutions', 'grading', 'tests'):
         try:
             __import__(name)
             found.append(name)
