@@ -221,7 +221,8 @@ def test_the_reference_in_a_folder_scores_full_marks(package, tmp_path):
     assert_isolation_stated(doc)
     # only the grading user reads the course's files, the upload and the results
     for path in (tmp_path / "root",
-                 tmp_path / "root" / "source" / "solutions" / "transformer-block" / "grading" / "reference" / "norms.py",
+                 tmp_path / "root" / "source" / "solutions" / "transformer-block" / "grading" / "reference"
+                 / "norms.py",
                  tmp_path / "root" / "submission" / "transformer-block" / "build.ipynb",
                  tmp_path / "root" / "results" / "results.json"):
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
