@@ -38,7 +38,8 @@ class ShipRuntime(Preprocessor):
 
 
 def ship_runtime(release_dir: Path) -> None:
-    """Copy the runtime's files into ``release_dir/student_side/`` (its own files only, no caches)."""
+    """Copy the runtime's files into ``release_dir/student_side/`` (its own files only, no caches):
+    a release, or a set's source folder, where git ignores them (``.gitignore``)."""
     for source in sorted(RUNTIME.rglob("*.py")):
         target = release_dir / "student_side" / source.relative_to(RUNTIME)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -54,6 +55,7 @@ def release(assignment: str, repo: Path = REPO) -> list[Path]:
         warnings.warn(f"{a.source_dir.relative_to(repo)} has uncommitted edits: the release will not match "
                       "what is committed; commit them with the release", stacklevel=2)
     authoring.build(a.source_dir)
+    ship_runtime(a.source_dir)   # so the source notebooks run (and `nbgrader validate` them) in place
     nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=repo)
     late.record_due_date(assignment, repo)   # course/schedule.toml's due date into the gradebook
     return sorted(p for p in a.release_dir.rglob("*") if p.is_file())
