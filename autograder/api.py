@@ -19,10 +19,9 @@ from contextlib import nullcontext
 from pathlib import Path
 
 from autograder.grader_side import pipeline
-from autograder.grader_side.pipeline import grade_safely
-from autograder.grader_side.sandbox import PRELOAD, grading_sandbox, limits
 from autograder.grader_side.assignment import REPO, Assignment, CourseError, names
-from autograder.grader_side.results import StudentResult
+from autograder.grader_side.pipeline import grade_safely
+from autograder.grader_side.sandbox import PRELOAD, grading_sandbox
 from autograder.reports.exports import gradescope, write_csv, write_json
 from autograder.tooling.release import make_course, nbgrader, release, schedule, scheduled
 

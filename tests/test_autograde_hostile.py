@@ -13,11 +13,11 @@ import subprocess
 import sys
 
 import pytest
-from conftest import validate_results
 
 from autograder import api
 from autograder.grader_side.assignment import Assignment
 from autograder.tooling.sampleclass import write_submission
+from conftest import validate_results
 
 TIMEOUT = 10.0   # seconds per notebook: what each endless loop costs
 BIG_REPLIES = """

@@ -11,9 +11,9 @@ import week4
 import week4 as checks
 import week4 as contract
 from autograder.grader_side.in_kernel import hidden_check as run_check
-from week4 import ready
 from autograder.student_side.student import CheckFailed
 from autograder.tooling.sampleclass import trusted_namespace
+from week4 import ready
 
 
 def test_points_add_up_to_the_contract():

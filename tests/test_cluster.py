@@ -16,12 +16,12 @@ import pytest
 from autograder import api
 from autograder.grader_side import cluster
 from autograder.grader_side.misconceptions import edits
-from week4 import catalogue
 from autograder.tooling.demo import HOSTILE
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results
 from nbgrader_course import clone_course
 from servers import free_port, name_certificates
+from week4 import catalogue
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from autograder.grader_side.assignment import REPO
 import week4
+from autograder.grader_side.assignment import REPO
+
 visible_norms = week4.visible("norms")
 depth = week4.reference("depth")
 

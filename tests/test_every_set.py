@@ -100,4 +100,4 @@ def test_loading_holds_a_set_to_its_contract(tmp_path):
     init = tmp_path / "solutions" / "toy" / "grading" / "__init__.py"
     init.write_text(init.read_text().replace('Question("T2", "answers", 3,', 'Question("T2", "answers", 4,'))
     with pytest.raises(CourseError, match="T2 carry 3 points, the contract says 4"):
-        Assignment("toy", tmp_path).set
+        _ = Assignment("toy", tmp_path).set

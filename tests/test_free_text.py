@@ -9,19 +9,20 @@ import inspect
 import pytest
 import torch
 
-from autograder import api
 import week4
 import week4 as checks
 import week4 as contract
-from autograder.grader_side.assignment import Assignment, solved
-from week4 import catalogue, variants
+from autograder import api
 from autograder.grader_side.analysis import as_python
+from autograder.grader_side.assignment import Assignment, solved
+from autograder.grader_side.free_text import expect_answer, expect_parts, expect_sentence_pair, hedges
 from autograder.grader_side.pipeline.program import PRELUDE
 from autograder.reports.exports import write_csv
-from autograder.grader_side.free_text import expect_answer, expect_parts, expect_sentence_pair, hedges
 from autograder.student_side.checks import NeedsReview
 from autograder.student_side.student import CheckFailed, Student, in_process
 from autograder.tooling.sampleclass import trusted_namespace, write_submission
+from week4 import catalogue, variants
+
 blocks = week4.reference("blocks")
 depth = week4.reference("depth")
 positions = week4.reference("positions")

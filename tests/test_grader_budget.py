@@ -15,10 +15,9 @@ import resource
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import api
-from autograder.grader_side import routes
 import week4
 import week4 as checks
+from autograder import api
 from autograder.grader_side.assignment import Assignment, solved
 from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import ASSIGNMENT, clone_course, course_checks, gradebook_checks

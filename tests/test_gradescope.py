@@ -24,12 +24,12 @@ from pathlib import Path
 import jsonschema
 import nbformat
 import pytest
-from docker_seccomp import run_under
 from packaging.requirements import Requirement
 
 from autograder.grader_side.assignment import REPO, Assignment
-from week4 import all_checks
 from autograder.tooling.sampleclass import write_submission
+from docker_seccomp import run_under
+from week4 import all_checks
 
 PROFILE = REPO / "docs" / "seccomp-course.json"
 

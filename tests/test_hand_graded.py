@@ -6,13 +6,13 @@ import csv
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
-from nbgrader_course import ASSIGNMENT, clone_course, gradebook_checks
 
 from autograder import api
 from autograder.grader_side.assignment import Assignment
 from autograder.reports import feedback, pages
 from autograder.reports.exports import write_csv
 from autograder.tooling.sampleclass import write_submission
+from nbgrader_course import ASSIGNMENT, clone_course, gradebook_checks
 
 # student -> whether a TA grades C8 (nbgrader's needs_manual_grade). A deleted answer cell is put
 # back (the course's OverwriteCells) under nbgrader's note that it was missing: a TA looks at it.

@@ -23,10 +23,10 @@ import week4 as checks
 import week4 as contract
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.misconceptions import edits
-from week4 import catalogue
 from autograder.student_side.checks import Check, expect
 from autograder.student_side.student import CheckFailed, Student, in_process
 from autograder.tooling.sampleclass import trusted_namespace
+from week4 import catalogue
 
 REFERENCES = list(contract.CONCEPTS)   # the set's hidden references, one module per concept
 NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?!\w)")

@@ -20,10 +20,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from docker_seccomp import run_under
 
 from autograder.grader_side.assignment import REPO, Assignment
 from autograder.tooling.sampleclass import write_submission
+from docker_seccomp import run_under
 
 DOCKERFILE = REPO / "Dockerfile"
 PROFILE = REPO / "docs" / "seccomp-course.json"

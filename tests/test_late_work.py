@@ -16,12 +16,12 @@ from zoneinfo import ZoneInfo
 import pytest
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import AssignLatePenalties
-from nbgrader_course import ASSIGNMENT, clone_course
 
 from autograder import api
 from autograder.grader_side import late
 from autograder.grader_side.assignment import REPO, Assignment, solved
 from autograder.tooling.sampleclass import write_submission
+from nbgrader_course import ASSIGNMENT, clone_course
 
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
 

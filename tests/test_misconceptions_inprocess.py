@@ -11,17 +11,16 @@ from collections import Counter
 
 import pytest
 
-from autograder.grader_side import routes
 import week4
 import week4 as checks
 import week4 as contract
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.in_kernel import hidden_check as run_check
 from autograder.grader_side.misconceptions import edits
-from week4 import catalogue, variants
 from autograder.student_side.student import CheckFailed
 from autograder.tooling.sampleclass import notebook as submitted_notebook
 from autograder.tooling.sampleclass import trusted_namespace
+from week4 import catalogue, variants
 
 ENTRIES = catalogue()
 VARIANTS = variants()

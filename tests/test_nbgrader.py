@@ -5,8 +5,8 @@ student's kernel was fooled (the course's own configuration grades through the s
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import api
 import week4 as checks
+from autograder import api
 from autograder.grader_side.assignment import Assignment, solved
 from autograder.grader_side.nbgrader_execute import use_stock_nbgrader
 from autograder.tooling.sampleclass import write_submission

@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import validate_results
-from nbgrader_course import ASSIGNMENT, Server, clone_course, give_c8
 
 from autograder import api
 from autograder.tooling.sampleclass import write_submission
+from conftest import validate_results
+from nbgrader_course import ASSIGNMENT, Server, clone_course, give_c8
 
 pytestmark = pytest.mark.slow
 
@@ -235,10 +235,10 @@ def test_links_a_student_wrote_run_nothing_in_the_browser(course, tmp_path):
     formgrader's manual-grading view and clicking the links, runs none of them; the safe links stay
     links (the relative one is followed)."""
     import nbformat
-    from browser import Beacon, Browser, click_everything_unsafe, have_chromium
 
     from autograder.grader_side import markup
     from autograder.grader_side.assignment import Assignment
+    from browser import Beacon, Browser, click_everything_unsafe, have_chromium
 
     if not have_chromium():
         pytest.skip("no Chromium: apt-get install -y chromium (or set CHROMIUM=/path/to/it)")

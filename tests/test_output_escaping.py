@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import validate_results
 
 from autograder.grader_side.assignment import Assignment, solved
 from autograder.reports.escape import for_csv, for_terminal
 from autograder.reports.exports import write_csv
 from autograder.tooling.sampleclass import write_submission
+from conftest import validate_results
 
 COURSE = Path(sys.executable).parent / "course"
 FORMULAS = ['=HYPERLINK("http://example.com","click")', "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1:A9)",

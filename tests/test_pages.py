@@ -34,11 +34,11 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from autograder import api
-from autograder.grader_side import misconceptions
 import week4
 import week4 as checks
 import week4 as contract
+from autograder import api
+from autograder.grader_side import misconceptions
 from autograder.grader_side.assignment import REPO
 from autograder.reports import feedback, pages, report
 from autograder.tooling.sampleclass import write_submission
@@ -78,7 +78,7 @@ def graded(tmp_path_factory, course, assignment):
     (submissions / "unreadable").mkdir()
     (submissions / "unreadable" / "concepts.ipynb").write_text("{not json")
     results = api.autograde("transformer-block", submissions, timeout=30.0, repo=course)
-    by_student = dict(zip(results["students"], feedback.write_pages(results, root / "feedback")))
+    by_student = dict(zip(results["students"], feedback.write_pages(results, root / "feedback"), strict=True))
     path = report.write_report(results, root / "report", nbgrader_seconds=42.0)
     return results, by_student, path
 
@@ -250,7 +250,7 @@ def test_a_link_in_the_results_is_text_on_the_pages(tmp_path):
     for text in (page, report_page):
         urls = []
         parser = HTMLParser()
-        parser.handle_starttag = lambda tag, attrs: urls.extend(v for k, v in attrs if k in ("href", "src"))
+        parser.handle_starttag = lambda tag, attrs, urls=urls: urls.extend(v for k, v in attrs if k in ("href", "src"))
         parser.feed(text)
         assert urls and all(u.startswith(("#", "data:image/png")) for u in urls), urls
         assert "[x](javascript:alert(1))" in _text(text)

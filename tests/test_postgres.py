@@ -15,10 +15,10 @@ import pytest
 from autograder import api
 from autograder.grader_side.assignment import CourseError
 from autograder.grader_side.misconceptions import edits
-from week4 import catalogue
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results
 from nbgrader_course import give_c8
+from week4 import catalogue
 
 ASSIGNMENT = "transformer-block"
 

@@ -16,8 +16,8 @@ import pytest
 
 from autograder import api
 from autograder.grader_side.misconceptions import edits
-from week4 import catalogue
 from autograder.tooling.sampleclass import write_submission
+from week4 import catalogue
 
 pytestmark = pytest.mark.slow
 

@@ -11,6 +11,7 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
 import week4
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

@@ -12,17 +12,17 @@ import random
 import nbformat
 import pytest
 
-from autograder import api
-from autograder.grader_side import analysis, routes
 import week4
 import week4 as checks
 import week4 as contract
+from autograder import api
+from autograder.grader_side import analysis
 from autograder.grader_side.assignment import Assignment, notebook, solved
 from autograder.grader_side.misconceptions import edits
-from week4 import catalogue, variants
 from autograder.grader_side.pipeline import routes as step
 from autograder.grader_side.pipeline.submission import Env, Outcome, Submission
 from autograder.tooling.sampleclass import write_submission
+from week4 import catalogue, variants
 
 GIVEN = "import math\n\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n" \
         "from student_side import check, ready\n"

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from autograder.grader_side.analysis import as_python
 from autograder.grader_side.sandbox import (
     ChildDied,
     Limits,
@@ -22,7 +23,6 @@ from autograder.grader_side.sandbox import (
     SandboxError,
     frames,
 )
-from autograder.grader_side.analysis import as_python
 
 HANDLER = "sandbox_echo_handler:serve"
 # The children see only the packages they are given: the test handler, read-only.

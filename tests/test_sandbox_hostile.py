@@ -70,7 +70,7 @@ def other_course_copy():
             f.write("")
     with open(os.path.join(ref, "block.py"), "w") as f:
         f.write("ANSWER = 'the hidden reference'\n")
-    for root, dirs, files in os.walk(base):
+    for root, _dirs, files in os.walk(base):
         for n in files:
             os.chmod(os.path.join(root, n), 0o644)
     yield base

@@ -101,7 +101,7 @@ def _answer(request: dict) -> dict:
         _known_rules[request["rules_key"]] = {q: routes.Rule.from_data(d) for q, d in request["rules"].items()}
     rules = _known_rules[request["rules_key"]]
     program = [as_python(source) if transform else source for source, transform, _ in request["cells"]]
-    judged = [source if judge else "" for source, (_, _, judge) in zip(program, request["cells"])]
+    judged = [source if judge else "" for source, (_, _, judge) in zip(program, request["cells"], strict=True)]
     labels = request["labels"]
     verdicts = routes.judge(judged, rules, lambda i: labels[i] if 0 <= i < len(labels) else
                             f"cell {i + 1}") if rules else {}

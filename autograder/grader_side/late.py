@@ -93,7 +93,7 @@ def record_due_date(assignment: str, root: Path, schedule_repo: Path | None = No
 
 
 def _zone(name: str):
-    from dateutil import tz   # nbgrader's own: system time zones, else the copy dateutil ships
+    from dateutil import tz  # nbgrader's own: system time zones, else the copy dateutil ships
 
     zone = tz.gettz(name)
     if zone is None:

@@ -123,7 +123,7 @@ def lent(gb: Gradebook, source: Source):
         yield loan
     finally:
         _lending.pop()
-        for module, original in zip(modules, originals):
+        for module, original in zip(modules, originals, strict=True):
             module.Gradebook = original
 
 

@@ -38,8 +38,16 @@ from nbgrader import utils
 from nbgrader.api import Gradebook
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.nbgraderformat import common as nbgrader_format
-from nbgrader.preprocessors import (AssignLatePenalties, ClearOutput, DeduplicateIds, Execute, IgnorePattern,
-                                    LimitOutput, NbGraderPreprocessor, OverwriteKernelspec)
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    ClearOutput,
+    DeduplicateIds,
+    Execute,
+    IgnorePattern,
+    LimitOutput,
+    NbGraderPreprocessor,
+    OverwriteKernelspec,
+)
 from traitlets import Bool, Float
 
 from autograder.grader_side import markup, submitted
@@ -120,7 +128,7 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
             return set()
         released = {c.grade_id: c for c in cells if c.grade_id and c.locked}
         ids = [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells]
-        return {gid for gid, cell in zip(ids, nb.cells) if gid in released and cell.get("source") == released[gid].source}
+        return {gid for gid, cell in zip(ids, nb.cells, strict=True) if gid in released and cell.get("source") == released[gid].source}
 
     def report_change(self, name, attr, old, new):
         if not (attr == "checksum" and name in self.as_released):

@@ -623,7 +623,7 @@ class _Program:
     def reach(self, names) -> tuple[list[int], set[int]]:
         """(every statement the code of ``names`` reaches, those among them reached only because
         they may bind any name: a route there is a TA's question, not a proof)."""
-        todo = [(i, maybe) for n in names for group, maybe in zip(self.defs(n), (False, True)) for i in group]
+        todo = [(i, maybe) for n in names for group, maybe in zip(self.defs(n), (False, True), strict=True) for i in group]
         seen: dict[int, bool] = {}
         while todo:
             i, maybe = todo.pop()
@@ -632,10 +632,10 @@ class _Program:
             seen[i] = maybe
             s = self.stmts[i]
             for n in s.now:
-                for group, via in zip(self.defs(n, i), (maybe, True)):
+                for group, via in zip(self.defs(n, i), (maybe, True), strict=True):
                     todo += [(j, via) for j in group]
             for n in s.later:
-                for group, via in zip(self.defs(n, i, later=True), (maybe, True)):
+                for group, via in zip(self.defs(n, i, later=True), (maybe, True), strict=True):
                     todo += [(j, via) for j in group]
         return sorted(seen), {i for i, maybe in seen.items() if maybe}
 

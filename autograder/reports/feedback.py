@@ -19,6 +19,7 @@ from pathlib import Path
 
 from autograder.reports import pages
 
+
 def page(student: str, result: dict, assignment: str) -> str:
     """The feedback page of ``student`` (their entry of the results document), as HTML text."""
     score, max_score = result.get("score") or 0.0, result.get("max_score") or 0.0

@@ -15,7 +15,6 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup
 
-
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"

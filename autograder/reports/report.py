@@ -199,8 +199,8 @@ def _plot_questions(stats: Stats) -> bytes:
                 share = [100 * stats.questions[q][key] / stats.questions[q]["n"] for q in qids]
                 ax.barh(y, share, left=left, color=colour, label=label, height=0.7, edgecolor="white",
                         linewidth=1.0)
-                left = [a + b for a, b in zip(left, share)]
-            for yy, qid in zip(y, qids):
+                left = [a + b for a, b in zip(left, share, strict=True)]
+            for yy, qid in zip(y, qids, strict=True):
                 q = stats.questions[qid]
                 mean = 100 * statistics.fmean(q["scores"]) / q["max"] if q["max"] else 0
                 ax.text(101.5, yy, f"mean {mean:.0f}%", va="center", fontsize=9, color=INK)
@@ -228,7 +228,7 @@ def _plot_mistakes(stats: Stats) -> bytes:
             y = list(range(len(ids)))[::-1]
             counts = [stats.mistakes[m] for m in ids]
             ax.barh(y, counts, color=BLUE, height=0.65)
-            for yy, count in zip(y, counts):
+            for yy, count in zip(y, counts, strict=True):
                 ax.text(count, yy, f" {count}", va="center", fontsize=9)
             labels = [m + ("\n" + _short(stats.mistake_info[m]["description"], 58)
                            if stats.mistake_info[m]["description"] else "") for m in ids]

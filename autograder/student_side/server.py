@@ -132,7 +132,7 @@ def _run_module(module, header, blobs, forbid, reached):
                 reached.add(banned)
     forwards = _materialize(wire.unpack(header.get("forwards", []), blobs, tensors=True))
     with torch.no_grad():
-        return [_watch(forbid, reached, lambda: module(*f.get("args", []), **f.get("kwargs", {})))
+        return [_watch(forbid, reached, lambda f=f: module(*f.get("args", []), **f.get("kwargs", {})))
                 for f in forwards]
 
 

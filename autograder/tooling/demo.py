@@ -43,7 +43,7 @@ def build_class(course: Path, a: Assignment) -> list[str]:
         write_submission(submitted / sid, a, **kwargs)
         ids.append(sid)
 
-    for i in range(1, 4):
+    for _ in range(1, 4):
         add(f"s{len(ids) + 1:02d}-solution")
     add(f"s{len(ids) + 1:02d}-untouched-release", untouched=True)
     source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}

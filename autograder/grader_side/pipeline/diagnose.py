@@ -15,9 +15,9 @@ import numpy as np
 
 from autograder.grader_side import misconceptions
 from autograder.grader_side.assignment import notebook
+from autograder.grader_side.free_text import normalize
 from autograder.grader_side.pipeline import execute, program, read
 from autograder.grader_side.pipeline.submission import Submission
-from autograder.grader_side.free_text import normalize
 from autograder.student_side.checks import ATOL, RTOL
 
 
@@ -101,7 +101,7 @@ def _same(a, b) -> bool:
         return bool(np.allclose(a.astype(np.float64), b.astype(np.float64), atol=ATOL, rtol=RTOL,
                                 equal_nan=True))
     if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
     if isinstance(a, str) and isinstance(b, str):

@@ -361,7 +361,7 @@ class Sandbox:
             for fd in fds:
                 os.close(fd)
             raise SandboxError(f"could not start a session: {reply.get('error', 'bad reply from the zygote')}")
-        got = dict(zip(names, fds))
+        got = dict(zip(names, fds, strict=True))
         session = Session(self, socket.socket(fileno=got["socket"]), reply["pid"], reply["pid1"],
                           got.get("pidfd"), got.get("pid1fd"), deadline,
                           pid_namespace=self.isolation.get("pid") == "namespace",

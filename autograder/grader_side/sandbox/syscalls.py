@@ -64,7 +64,9 @@ def unshare(flags: int) -> None:
 
 
 def mount(source, target, fstype, flags, data=None) -> None:
-    enc = (lambda s: None if s is None else os.fsencode(s))
+    def enc(s):
+        return None if s is None else os.fsencode(s)
+
     if _libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
         raise _fail(f"mount {target}")
 
