@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import api
 import week4 as checks
+from autograder import api
 from autograder.grader_side.assignment import REPO
 from autograder.tooling.release import ship_runtime
 
