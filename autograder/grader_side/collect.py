@@ -155,7 +155,8 @@ def _origins(app) -> dict:
 class CourseExtractor(ExtractorPlugin):
     """nbgrader's extractor with caps on what comes out and no unsafe path, link or nested archive."""
 
-    max_file_bytes = Integer(MAX_BYTES, help="Largest uncompressed size of one extracted file, in bytes").tag(config=True)
+    max_file_bytes = Integer(MAX_BYTES,
+                             help="Largest uncompressed size of one extracted file, in bytes").tag(config=True)
     max_upload_bytes = Integer(0, help="Largest size of what is extracted from one archive in archive/ (one "
                                        "student's upload), in bytes (each file counts at least 4 KiB); 0: the "
                                        "assignment's number of notebooks times max_file_bytes").tag(config=True)
@@ -341,7 +342,8 @@ class CourseExtractor(ExtractorPlugin):
                 + (f": {_size(size)}" if size else ": it inflates past it"))
 
     def _full(self) -> str:
-        return f"the extraction reached its total cap of {_size(self.max_total_bytes)} (CourseExtractor.max_total_bytes)"
+        return (f"the extraction reached its total cap of {_size(self.max_total_bytes)} "
+                "(CourseExtractor.max_total_bytes)")
 
     def _store(self, where: str, stream, dest: str, claimed: int) -> None:
         """Write ``stream`` to ``dest``, stopping past the caps; _Full when the total cap or the

@@ -195,7 +195,8 @@ class Recorder:
         for notebook in self.source.notebooks:
             for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
                 qid = grade.name.partition("_")[0]
-                if grade.needs_manual_grade and qid in self.assignment.questions and self.assignment.questions[qid].manual:
+                questions = self.assignment.questions
+                if grade.needs_manual_grade and qid in questions and questions[qid].manual:
                     waiting.add(qid)
         gb.db.commit()
         return graded, unprocessed, waiting

@@ -130,7 +130,8 @@ def read_extensions(path: Path) -> dict[str, dict[str, float]]:
                                   "one line per student, student = days")
         for student, days in table.items():
             if isinstance(days, bool) or not isinstance(days, (int, float)) or not math.isfinite(days) or days < 0:
-                raise ExtensionsError(f"{path}: [{assignment}] {student} = {days!r} is not a number of days (0 or more)")
+                raise ExtensionsError(f"{path}: [{assignment}] {student} = {days!r} is not a number of days "
+                                      "(0 or more)")
             found.setdefault(assignment, {})[student] = float(days)
     return found
 

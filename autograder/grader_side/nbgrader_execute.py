@@ -73,7 +73,8 @@ class SandboxExecute(NbGraderPreprocessor):
         for flag in flags:
             self.log.warning("%s: %s", info["student"], flag)
         review = write_outcomes(nb, outcomes, _assignment(info["assignment"], root), info["notebook"])
-        resources.setdefault("course", {}).update(review=review, look=_checks_of(_assignment(info["assignment"], root), to_review, outcomes))
+        look = _checks_of(_assignment(info["assignment"], root), to_review, outcomes)
+        resources.setdefault("course", {}).update(review=review, look=look)
         return nb, resources
 
 
@@ -128,7 +129,8 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
             return set()
         released = {c.grade_id: c for c in cells if c.grade_id and c.locked}
         ids = [cell.get("metadata", {}).get("nbgrader", {}).get("grade_id") for cell in nb.cells]
-        return {gid for gid, cell in zip(ids, nb.cells, strict=True) if gid in released and cell.get("source") == released[gid].source}
+        return {gid for gid, cell in zip(ids, nb.cells, strict=True)
+                if gid in released and cell.get("source") == released[gid].source}
 
     def report_change(self, name, attr, old, new):
         if not (attr == "checksum" and name in self.as_released):
@@ -373,9 +375,9 @@ SLOT = 1000 + os.getpid() % 3000
 
 def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, root: Path, timeout: float,
                    hide=(), nbgrader_only: bool = False) -> tuple[dict, list[str], dict]:
-    """(check id -> Outcome, flags, question id -> why a TA should look) for one notebook of the submission in ``folder``
-    (the student's folder; with ``nbgrader_only``, its notebooks are in nbgrader's ``<assignment>/``): the pipeline's
-    steps up to and including the judging of forbidden routes, on an assignment of that one notebook."""
+    """(check id -> Outcome, flags, question id -> why a TA should look) for one notebook of the submission in
+    ``folder`` (the student's folder; with ``nbgrader_only``, its notebooks are in nbgrader's ``<assignment>/``): the
+    pipeline's steps up to and including the judging of forbidden routes, on an assignment of that one notebook."""
     from autograder.grader_side import pipeline
     from autograder.grader_side.assignment import Assignment
     from autograder.grader_side.pipeline import routes

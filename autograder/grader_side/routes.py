@@ -623,7 +623,8 @@ class _Program:
     def reach(self, names) -> tuple[list[int], set[int]]:
         """(every statement the code of ``names`` reaches, those among them reached only because
         they may bind any name: a route there is a TA's question, not a proof)."""
-        todo = [(i, maybe) for n in names for group, maybe in zip(self.defs(n), (False, True), strict=True) for i in group]
+        todo = [(i, maybe) for n in names
+                for group, maybe in zip(self.defs(n), (False, True), strict=True) for i in group]
         seen: dict[int, bool] = {}
         while todo:
             i, maybe = todo.pop()

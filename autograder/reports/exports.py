@@ -21,8 +21,9 @@ def write_csv(results: dict, path: Path) -> None:
         for sid, r in results["students"].items():
             q = r.get("questions", {})
             scores = [q.get(qid, {}).get("score") for qid in qids]
-            manual = [qid + "".join(f" ({row['id']}: review {row['review']})" for row in q.get(qid, {}).get("checks", [])
-                                    if row.get("review")) for qid in r.get("needs_manual_grade", [])]
+            manual = [qid + "".join(f" ({row['id']}: review {row['review']})"
+                                    for row in q.get(qid, {}).get("checks", []) if row.get("review"))
+                      for qid in r.get("needs_manual_grade", [])]
             out.writerow([for_csv(cell) for cell in (
                 sid, *["" if s is None else s for s in scores], r["score"], r["max_score"],
                 r["status"], " ".join(manual), " | ".join(r.get("flags", [])),

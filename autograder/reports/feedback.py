@@ -86,11 +86,13 @@ def _question(qid: str, q: dict) -> dict:
             "lost": pages.points_lost(q) or bool(q.get("manual")) and not manual and score < max_score,
             "awaiting": 0.0 if manual else awaiting,
             "lost_points": 0.0 if manual else max(0.0, max_score - score - awaiting),
-            "pending": [{"id": str(row.get("id", "")), "kind": "hidden test" if row.get("hidden") else
-                         "test in your notebook", "points": float(row.get("max_score") or 0) - float(row.get("score") or 0),
+            "pending": [{"id": str(row.get("id", "")),
+                         "kind": "hidden test" if row.get("hidden") else "test in your notebook",
+                         "points": float(row.get("max_score") or 0) - float(row.get("score") or 0),
                          "message": row.get("message") or "", "review": str(row["review"])}
                         for row in rows if pages.awaiting_review(row)],
-            "mistake": mistake and {"id": str(mistake["id"]), "description": str(mistake.get("description") or "").strip(),
+            "mistake": mistake and {"id": str(mistake["id"]),
+                                    "description": str(mistake.get("description") or "").strip(),
                                     "hint": str(mistake.get("hint") or "").strip()},
             "failing": [_group(rows) for rows in _by_message(failing)],
             "others": feedback[1:] if mistake else feedback}   # the first line says the mistake

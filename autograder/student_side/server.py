@@ -81,7 +81,8 @@ def _build(cls, args, kwargs):
 
 def _parameters(module) -> list:
     """``[[names], shape]`` for each distinct parameter of ``module``, in the order it registered them."""
-    return [[names, list(tensor.shape)] for names, tensor in _aliases(dict(module.named_parameters(remove_duplicate=False)))]
+    parameters = dict(module.named_parameters(remove_duplicate=False))
+    return [[names, list(tensor.shape)] for names, tensor in _aliases(parameters)]
 
 
 def _aliases(named: dict) -> list[tuple[list[str], object]]:

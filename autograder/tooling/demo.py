@@ -26,7 +26,8 @@ TIMEOUT = 15.0
 
 # Hostile notebooks of the demo: what each adds at the end of the set's last notebook.
 HOSTILE = {
-    "patches-allclose": "import numpy, torch\ntorch.allclose = lambda *a, **k: True\nnumpy.allclose = lambda *a, **k: True\n"
+    "patches-allclose": "import numpy, torch\ntorch.allclose = lambda *a, **k: True\n"
+                        "numpy.allclose = lambda *a, **k: True\n"
                         "numpy.testing.assert_allclose = lambda *a, **k: None",
     "endless-loop": "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass",
     "exits-the-process": "import os\nos._exit(1)",

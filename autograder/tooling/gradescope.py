@@ -116,7 +116,9 @@ cd "$ROOT" 2>/dev/null || cd /
 PYTHONPATH="$SOURCE" "$PYTHON" -m autograder.tooling.gradescope @ASSIGNMENT@ --root "$ROOT"
 status=$?
 if [ ! -s "$RESULTS" ]; then
-  printf '{"score": 0.0, "execution_time": %d, "output": "the autograder failed before grading (exit status %d): tell the course staff", "tests": [], "visibility": "visible", "stdout_visibility": "hidden"}\n' "$SECONDS" "$status" > "$RESULTS"
+  printf '{"score": 0.0, "execution_time": %d, "output": "the autograder failed before grading (exit status %d): '\
+'tell the course staff", "tests": [], "visibility": "visible", "stdout_visibility": "hidden"}\n' \
+    "$SECONDS" "$status" > "$RESULTS"
 fi
 exit 0
 """

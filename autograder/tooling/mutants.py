@@ -2,9 +2,9 @@
 wrong answer, and keep full marks for every correct answer written differently?
 
 For each grader (``course`` = ``course autograde``, ``nbgrader`` = ``nbgrader autograde`` as the
-course configures it, through the sandbox), every catalogue entry becomes a submission of the one notebook it changes; the
-entry is *killed* when its question scores below full marks. The score per question is the share
-of its entries killed; a variant that loses a point is a false reject.
+course configures it, through the sandbox), every catalogue entry becomes a submission of the one
+notebook it changes; the entry is *killed* when its question scores below full marks. The score
+per question is the share of its entries killed; a variant that loses a point is a false reject.
 """
 from __future__ import annotations
 

@@ -50,7 +50,8 @@ class Matcher:
         name = a.questions[entry.question].notebook
         source = {c.grade_id: c.source for c in a.cells(name)}
         replay = Submission(entry.id, a.source_dir)
-        replay.cells[name] = read.parse(nbformat.writes(notebook(a, name, misconceptions.edits(entry, source[entry.cell]))).encode())
+        edited = notebook(a, name, misconceptions.edits(entry, source[entry.cell]))
+        replay.cells[name] = read.parse(nbformat.writes(edited).encode())
         program.run(replay, self.env)
         todo = [c for c in a.checks if c.question == entry.question]
         with self.env.slot() as slot:

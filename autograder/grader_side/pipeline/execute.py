@@ -78,7 +78,8 @@ def run_notebook(sub, env, notebook, todo, slot):
                 sub.outcomes[check.id] = Outcome(False, str(exc), student.replies, review=exc.answer,
                                                  evidence=tuple(sorted(student.evidence)))
             except CheckFailed as exc:
-                sub.outcomes[check.id] = Outcome(False, str(exc), student.replies, evidence=tuple(sorted(student.evidence)))
+                sub.outcomes[check.id] = Outcome(False, str(exc), student.replies,
+                                                 evidence=tuple(sorted(student.evidence)))
             except StudentCrashed as exc:
                 reason = f"your code stopped the grader's process: {exc}"
                 sub.flags.append(f"{notebook}: the process running the code died during {check.id}: {exc}")
@@ -116,13 +117,15 @@ def _why_missing(sub, notebook, load_report):
         i = cells[0]
         where = f" ({ids[i]})" if i < len(ids) and ids[i] else ""
         error = CELL_NAME.sub("", str(load_report[i].get("error")))
-        return f"`{name}` is not defined: the cell that defines it{where} stopped with {error}. Fix that cell and run it again"
+        return (f"`{name}` is not defined: the cell that defines it{where} stopped with {error}. "
+                "Fix that cell and run it again")
     return explain
 
 
 def defines(source: str, name: str) -> bool:
     """Whether ``source`` (parsable or not) defines ``name``: ``def name``, ``class name``, ``name =``."""
-    return bool(re.search(rf"^\s*(?:(?:async\s+)?def|class)\s+{re.escape(name)}\b|^\s*{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)",
+    return bool(re.search(rf"^\s*(?:(?:async\s+)?def|class)\s+{re.escape(name)}\b"
+                          rf"|^\s*{re.escape(name)}\s*(?::[^=\n]*)?=(?!=)",
                           source, re.MULTILINE))
 
 

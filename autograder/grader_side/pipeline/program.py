@@ -6,9 +6,9 @@ and retyped checks never run. IPython syntax in a student's cell (``files = !ls`
 ``help?``, ``%time x = f()``) becomes plain Python here, by IPython's own input
 transformer, before any code reaches the sandbox; the same request has the route judge read the
 program. Both run in a helper process with a time and memory budget (``analysis.py``): a
-notebook that exhausts it runs its cells as written, and its route questions go to a TA. The first cell, the prelude, makes
-``from student_side import check, ready`` harmless (checks run in the grader, not next to the
-code) and defines the ``get_ipython()`` that transformed code calls.
+notebook that exhausts it runs its cells as written, and its route questions go to a TA. The
+first cell, the prelude, makes ``from student_side import check, ready`` harmless (checks run in
+the grader, not next to the code) and defines the ``get_ipython()`` that transformed code calls.
 """
 from autograder.grader_side import analysis
 from autograder.grader_side.pipeline.tamper import retyped

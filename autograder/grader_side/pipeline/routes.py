@@ -43,8 +43,8 @@ def run(sub, env):
                 _wait_for_a_ta(sub, notebook, qid, mine, verdict.message())
             elif evidence:
                 _wait_for_a_ta(sub, notebook, qid, mine,
-                               f"{qid}: while the checks ran, the code reported reaching torch's {', '.join(evidence)}, "
-                               "though its source shows no route to it; check it by hand")
+                               f"{qid}: while the checks ran, the code reported reaching torch's "
+                               f"{', '.join(evidence)}, though its source shows no route to it; check it by hand")
 
 
 def _unread(sub, a, notebook: str, failure: str) -> None:

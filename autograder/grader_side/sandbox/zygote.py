@@ -257,7 +257,8 @@ class Zygote:
             if plan["seccomp"] else "none"
         lim = self.ctx.limits
         iso["rlimits"] = (f"AS=zygote+{lifecycle.session_budget(lim) >> 20} MiB, CPU={lim['cpu_seconds']} s, "
-                          f"NPROC={lim['max_procs']}" + ("" if plan["dedicated"] or ns else " above the uid's current count")
+                          f"NPROC={lim['max_procs']}"
+                          + ("" if plan["dedicated"] or ns else " above the uid's current count")
                           + f", FSIZE={lim['file_mb']} MiB, NOFILE=256, CORE=0, MSGQUEUE=0")
         return iso
 
@@ -341,7 +342,8 @@ def main() -> int:
                 importlib.import_module(name)
             except Exception as e:
                 raise RuntimeError(f"could not import preload module {name!r} ({type(e).__name__}: {e}); "
-                                   "install it where the grader's Python can import it, or drop it from preload") from None
+                                   "install it where the grader's Python can import it, or drop it from preload"
+                                   ) from None
         try:
             handler = resolve_handler(cfg["handler"])
         except Exception as e:

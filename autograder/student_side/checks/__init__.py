@@ -188,7 +188,8 @@ def as_numbers(value, n: int, what: str) -> np.ndarray:
     """``n`` numbers as a float64 array: a list or tuple of numbers (in any form ``as_number``
     reads), a tensor of ``n`` values, or text such as "[1, -1]" or "1, -1"."""
     if isinstance(value, str):
-        pieces = [p for p in re.split(r"[,;]|\s+(?=[-+\u2212]?[\d.])", value.strip().strip("[]()").strip()) if p.strip()]
+        bare = value.strip().strip("[]()").strip()
+        pieces = [p for p in re.split(r"[,;]|\s+(?=[-+\u2212]?[\d.])", bare) if p.strip()]
         found = [number_in_text(p) for p in pieces]
         if len(found) == n and None not in found:
             return np.array(found, dtype=np.float64)
