@@ -76,7 +76,9 @@ class Liar(torch.Tensor):
     def allclose(self, *a, **k): return True
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        return True if func.__name__ in ("allclose", "equal", "__eq__", "isclose") else super().__torch_function__(func, types, args, kwargs or {})
+        if func.__name__ in ("allclose", "equal", "__eq__", "isclose"):
+            return True
+        return super().__torch_function__(func, types, args, kwargs or {})
 def layer_norm(x, gamma, beta, eps=1e-5):
     return torch.zeros_like(x).as_subclass(Liar)
 """,
@@ -102,7 +104,8 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     frame = sys._getframe(1)
     while frame is not None:
         for value in list(frame.f_locals.values()):
-            if isinstance(value, (torch.Tensor, numpy.ndarray)) and tuple(value.shape) == tuple(x.shape) and value is not x:
+            same_shape = isinstance(value, (torch.Tensor, numpy.ndarray)) and tuple(value.shape) == tuple(x.shape)
+            if same_shape and value is not x:
                 return torch.as_tensor(value)
         frame = frame.f_back
     return x * 0
@@ -170,10 +173,12 @@ def batch(tmp_path_factory, listener):
         "for entry in os.listdir('/proc'):\n    if entry.isdigit() and int(entry) != os.getpid():\n"
         "        try:\n            os.kill(int(entry), signal.SIGKILL)\n        except Exception:\n            pass"])
     write_submission(mixed / "x_network", a, extra_cells=[
-        f"import socket\ntry:\n    socket.create_connection(('127.0.0.1', {listener.port}), timeout=2).sendall(b'secret')\n"
+        f"import socket\ntry:\n"
+        f"    socket.create_connection(('127.0.0.1', {listener.port}), timeout=2).sendall(b'secret')\n"
         "except OSError:\n    pass"])
     write_submission(mixed / "x_top_level_loop", a, extra_cells=[
-        "import signal\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):\n    signal.signal(s, signal.SIG_IGN)\n"
+        "import signal\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGALRM):\n"
+        "    signal.signal(s, signal.SIG_IGN)\n"
         "while True:\n    pass"])
     write_submission(mixed / "x_scratch_loop", a, extra_cells=["while True:\n    pass"])
     write_submission(mixed / "x_fork_bomb", a, extra_cells=[
@@ -251,8 +256,8 @@ def test_tampered_test_cells_change_no_score_and_are_reported(batch):
     result = batch[1]["students"]["x_tampered_tests"]
     assert result["score"] == 100.0
     flags = " ".join(result["flags"])
-    for words in ("B1_worked_example was edited", "points of B1_worked_example changed", "B2_worked_example was deleted",
-                  "retyped"):
+    for words in ("B1_worked_example was edited", "points of B1_worked_example changed",
+                  "B2_worked_example was deleted", "retyped"):
         assert words in flags, words
 
 

@@ -103,7 +103,8 @@ def test_without_namespaces_course_autograde_refuses_unless_told(tmp_path):
     refused = subprocess.run(command, capture_output=True, text=True, timeout=300)
     assert refused.returncode == 2
     last = refused.stderr.strip().splitlines()[-1]
-    assert last.startswith("course autograde: student code cannot be isolated here: ") and "--allow-weak-isolation" in last
+    assert last.startswith("course autograde: student code cannot be isolated here: ")
+    assert "--allow-weak-isolation" in last
     assert not (tmp_path / "r.json").exists()
     weak = subprocess.run(command + ["--allow-weak-isolation"], capture_output=True, text=True, timeout=300)
     assert weak.returncode == 0, weak.stderr[-2000:]

@@ -208,7 +208,8 @@ def test_counts_as_numpy_or_0d_int_tensors_earn_their_points_floats_do_not():
                           mlp_weights=lambda d, d_ff=None: np.int64(2 * d * (d_ff or 4 * d)))
     for check_id in ("C4_worked_example", "C4_counts"):
         assert _outcome(check_id, as_tensors) == "passed"
-    as_floats = _answers(attention_weights=lambda d: 4.0 * d * d, mlp_weights=lambda d, d_ff=None: 2 * d * (d_ff or 4 * d))
+    as_floats = _answers(attention_weights=lambda d: 4.0 * d * d,
+                         mlp_weights=lambda d, d_ff=None: 2 * d * (d_ff or 4 * d))
     assert "must be an int, got a float" in _outcome("C4_counts", as_floats)
 
 
@@ -276,7 +277,8 @@ def test_an_mlp_whose_layers_are_also_in_a_sequential_earns_every_point():
 
 
 def test_a_container_of_new_layers_is_still_missing_weights():
-    ns = _build_ns(ALSO_IN_A_SEQUENTIAL.replace("nn.Sequential(self.linear1,", "nn.Sequential(nn.Linear(d_model, d_ff),"))
+    ns = _build_ns(ALSO_IN_A_SEQUENTIAL.replace("nn.Sequential(self.linear1,",
+                                                "nn.Sequential(nn.Linear(d_model, d_ff),"))
     assert "missing: net.0.bias, net.0.weight" in _outcome("B4_gelu", ns)
     assert "should have parameters" in _outcome("B4_structure_example", ns)
 

@@ -115,15 +115,16 @@ def test_the_prose_states_none_of_the_graded_answers():
         for sentence in _sentences(text):
             low = sentence.lower()
             # C6: the three decoder sublayers named side by side, or what GPT leaves out
-            assert not (re.search(r"\b(masked|causal)\b", low) and "cross-attention" in low and "feed-forward" in low), \
-                f"{where} lists C6's sublayers: {sentence!r}"
+            assert not (re.search(r"\b(masked|causal)\b", low) and "cross-attention" in low
+                        and "feed-forward" in low), f"{where} lists C6's sublayers: {sentence!r}"
             assert not ("gpt" in low and re.search(r"cross[- ]attention|encoder-decoder attention", low)), \
                 f"{where} says what GPT drops (C6): {sentence!r}"
             # C7: which placement the 2017 paper used, and which one models ship today
-            assert not (re.search(r"2017|original|first transformer|vaswani", low) and re.search(r"post-?(norm|ln)", low)), \
-                f"{where} gives away C7's 2017 placement: {sentence!r}"
+            assert not (re.search(r"2017|original|first transformer|vaswani", low)
+                        and re.search(r"post-?(norm|ln)", low)), f"{where} gives away C7's 2017 placement: {sentence!r}"
             assert not (re.search(r"modern|today|current|default|standard|nowadays|recent", low)
-                        and re.search(r"pre-?(norm|ln)", low)), f"{where} gives away C7's modern placement: {sentence!r}"
+                        and re.search(r"pre-?(norm|ln)", low)), \
+                f"{where} gives away C7's modern placement: {sentence!r}"
 
 
 # C8 is graded by hand from a rubric (the C8_rubric cell of concepts.pct.py): its first three elements

@@ -82,7 +82,8 @@ def test_a_slash_between_numbers_is_not_a_hedge(text, hedged):
     assert hedges(text) is hedged
 
 
-C7_PAPER = (blocks.PAPER_2017, blocks.MODERN_DEFAULT | blocks.NOT_A_PLACEMENT, "q7_2017_paper", blocks.PLACEMENT_FORMULAS)
+C7_PAPER = (blocks.PAPER_2017, blocks.MODERN_DEFAULT | blocks.NOT_A_PLACEMENT, "q7_2017_paper",
+            blocks.PLACEMENT_FORMULAS)
 C7_MODERN = (blocks.MODERN_DEFAULT, blocks.PAPER_2017 | blocks.NOT_A_PLACEMENT, "q7_modern_default",
              blocks.PLACEMENT_FORMULAS)
 
@@ -130,7 +131,8 @@ def test_the_papers_bare_attention_label_is_resolved_by_elimination():
     # with the masked one missing, the bare label cannot be placed: it is rejected, not guessed
     assert _verdict(_parts, ["Multi-Head Attention", "Multi-Head Attention", "Feed Forward"]) == "rejected"
     assert _verdict(_parts, ["masked self-attention", "layer norm", "MLP"]) == "rejected"
-    assert _verdict(_parts, ["masked self-attention", "cross-attention", "a big matrix"]) == "review 'masked self-attention / cross-attention / a big matrix'"
+    assert _verdict(_parts, ["masked self-attention", "cross-attention", "a big matrix"]) == \
+        "review 'masked self-attention / cross-attention / a big matrix'"
 
 
 def test_sentences_with_the_same_words_in_another_order_go_to_a_ta():

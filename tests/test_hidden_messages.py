@@ -189,10 +189,12 @@ def test_the_detector_sees_a_message_that_leaks(recorded, public):
 
     def leaky_shape(student):
         x = torch.randn(3, 7, 11)
-        expect(False, f"layer_norm on x of shape {tuple(x.shape)}: {student.call('layer_norm', x, torch.ones(11), torch.zeros(11)).shape}")
+        shape = student.call('layer_norm', x, torch.ones(11), torch.zeros(11)).shape
+        expect(False, f"layer_norm on x of shape {tuple(x.shape)}: {shape}")
 
     ns = {"count_parameters": lambda config: {"total": 0},
           "layer_norm": lambda x, g, b, eps=1e-5: x}
     for run in (leaky, leaky_shape):
-        message, found = leaks(Check(f"B8_{run.__name__}", "B8", 1, True, "a check that leaks", run), ns, recorded, public)
+        check = Check(f"B8_{run.__name__}", "B8", 1, True, "a check that leaks", run)
+        message, found = leaks(check, ns, recorded, public)
         assert found, message

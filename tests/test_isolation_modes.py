@@ -91,8 +91,9 @@ def classroom(tmp_path_factory):
 
 def _run(classroom: Path, name: str, wrapper: list[str], *flags: str, view: bool = True):
     out = classroom / f"{name}.json"
-    command = [*(["bwrap", *_python_view(), "--"] if view else []), *wrapper, "autograde", "transformer-block", "--submissions",
-               str(classroom / "class"), "--out", str(out), "--workers", "1", "--no-gradebook", "--timeout", "15",
+    command = [*(["bwrap", *_python_view(), "--"] if view else []), *wrapper, "autograde", "transformer-block",
+               "--submissions", str(classroom / "class"), "--out", str(out), "--workers", "1", "--no-gradebook",
+               "--timeout", "15",
                *flags]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "HOME": str(classroom), "PYTHONDONTWRITEBYTECODE": "1"})

@@ -98,7 +98,8 @@ def test_two_course_autogrades_on_halves_at_once_leave_one_complete_gradebook(co
             shutil.copytree(student, half / student.name)
         halves.append(half)
     graders = [subprocess.Popen([sys.executable, "-m", "autograder.cli", "autograde", ASSIGNMENT, "--submissions",
-                                 str(half), "--gradebook", "--workers", "1", "--out", str(tmp_path / f"{half.name}.json")],
+                                 str(half), "--gradebook", "--workers", "1",
+                                 "--out", str(tmp_path / f"{half.name}.json")],
                                 cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                for half in halves]
     outputs = [g.communicate(timeout=600) for g in graders]
@@ -114,7 +115,8 @@ def test_two_course_autogrades_on_halves_at_once_leave_one_complete_gradebook(co
         submissions = gb.assignment_submissions(ASSIGNMENT)
         assert sorted(s.student_id for s in submissions) == sorted(students)
         for s in submissions:
-            ours = {row["id"]: row["score"] for q in students[s.student_id]["questions"].values() for row in q["checks"]}
+            ours = {row["id"]: row["score"]
+                    for q in students[s.student_id]["questions"].values() for row in q["checks"]}
             theirs = {g.name: g.auto_score for nb in s.notebooks for g in nb.grades if g.auto_score is not None}
             assert theirs == ours, s.student_id
     assert exported(root) == {sid: r["score"] for sid, r in students.items()}

@@ -28,7 +28,8 @@ def test_source_notebooks_match_their_text_form(course, name):
 
 
 def test_committed_release_is_what_course_release_makes(course):
-    fresh, committed = _files(course / "assignments" / "transformer-block"), _files(REPO / "assignments" / "transformer-block")
+    fresh = _files(course / "assignments" / "transformer-block")
+    committed = _files(REPO / "assignments" / "transformer-block")
     assert fresh.keys() == committed.keys()
     changed = [name for name in fresh if fresh[name] != committed[name]]
     assert not changed, f"stale release files {changed}: run `course release` and commit assignments/"
@@ -71,7 +72,8 @@ def test_the_release_ships_the_lesson_notes_and_their_figures():
 
 
 def _release_text() -> str:
-    return "\n".join(p.read_text() for p in (REPO / "assignments").rglob("*") if p.is_file() and p.suffix in (".py", ".ipynb"))
+    return "\n".join(p.read_text() for p in (REPO / "assignments").rglob("*")
+                     if p.is_file() and p.suffix in (".py", ".ipynb"))
 
 
 def test_release_has_no_solution_or_hidden_test_text():
@@ -128,7 +130,8 @@ def test_nbgrader_validate_passes_the_source_and_inverted_the_release(course, tm
     source = [str(folder / f"{n}.ipynb") for n in NOTEBOOKS]
     release = [str(course / "assignments" / "transformer-block" / f"{n}.ipynb") for n in NOTEBOOKS]
     done = api.nbgrader("validate", *source, repo=course, check=False)
-    assert done.returncode == 0 and done.stdout.count("Success! Your notebook passes all the tests.") == 2, done.stdout[-2000:]
+    passes = done.stdout.count("Success! Your notebook passes all the tests.")
+    assert done.returncode == 0 and passes == 2, done.stdout[-2000:]
     done = api.nbgrader("validate", "--invert", *release, repo=course, check=False)
     assert done.stdout.count("Success! The notebook does not pass any tests.") == 2, done.stdout[-2000:]
 

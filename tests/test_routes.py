@@ -81,7 +81,8 @@ CASES = {
                      "dispatch-off"),
     "disabled_impl": ([_ln("return torch._C._disabled_torch_function_impl(F.normalize, (), (x,), {})")], "B1",
                       "route", "dispatch-off"),
-    "clears_the_tripwire": ([_ln("import sys\nsys.modules['student_side.server']._watch = lambda forbid, reached, run: run()\n"
+    "clears_the_tripwire": ([_ln("import sys\n"
+                                 "sys.modules['student_side.server']._watch = lambda forbid, reached, run: run()\n"
                                  "return x")], "B1", "route", "dispatch-off"),
     "patches_torch_in_another_cell": ([HONEST_B1, "torch.var_mean = lambda x, **k: (F.layer_norm(x, x.shape[-1:]), 0)"],
                                       "B1", "route", "builtin"),
@@ -89,7 +90,8 @@ CASES = {
                          "general-norm"),
     "patch_inside_a_function": ([HONEST_B1, "def setup():\n    torch.var_mean = F.layer_norm\nsetup()"], "B1", "route",
                                 "builtin"),
-    "exec_of_a_constant": (["exec('def layer_norm(x, g, b, eps=1e-5):\\n    return F.layer_norm(x, x.shape[-1:], g, b)')"],
+    "exec_of_a_constant": (["exec('def layer_norm(x, g, b, eps=1e-5):\\n"
+                            "    return F.layer_norm(x, x.shape[-1:], g, b)')"],
                            "B1", "route", "builtin"),
     "line_magic": (["%time layer_norm = lambda x, g, b, eps=1e-5: F.layer_norm(x, x.shape[-1:], g, b, eps)"], "B1",
                    "route", "builtin"),
@@ -106,7 +108,8 @@ CASES = {
                             "B1", "clean", None),
     "name_no_cell_defines_after_a_star_import": (["from numpy import *\n" + _ln("return helper(x)")], "B1", "unsure",
                                                  None),
-    "loads_a_saved_module": (["torch.save(nn.LayerNorm(8), 'ln.pt')", _ln("return torch.load('ln.pt', weights_only=False)(x)")],
+    "loads_a_saved_module": (["torch.save(nn.LayerNorm(8), 'ln.pt')",
+                              _ln("return torch.load('ln.pt', weights_only=False)(x)")],
                              "B1", "unsure", None),
     "unreadable_module": (["from my_helpers import normalize\n" + _ln("return normalize(x) * g + b")], "B1", "unsure",
                           None),
@@ -125,9 +128,11 @@ CASES = {
                     "B3", "route", "autograd"),
     "b3_torch_func": (["from torch.func import vjp\ndef layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n"
                        "    return vjp(lambda t: t, x)[1](grad_out)"], "B3", "route", "autograd"),
-    "b3_demo_cell_is_not_its_code": (["def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n    return x, gamma, gamma",
+    "b3_demo_cell_is_not_its_code": (["def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n"
+                                      "    return x, gamma, gamma",
                                       "leaves = [torch.randn(3, 4).requires_grad_()]\n"
-                                      "F.layer_norm(leaves[0], (4,)).backward(torch.randn(3, 4))"], "B3", "clean", None),
+                                      "F.layer_norm(leaves[0], (4,)).backward(torch.randn(3, 4))"],
+                                     "B3", "clean", None),
     "b6_subclass": (["class PreNormBlock(nn.TransformerEncoderLayer):\n    pass"], "B6", "route", "transformer-layer"),
     "b6_borrowed_forward": (["_forward = nn.TransformerEncoderLayer.forward",
                              "class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n"
@@ -135,9 +140,11 @@ CASES = {
     "b6_functional_layer_norm_is_fine": (["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n"
                                           "        return F.layer_norm(x, x.shape[-1:])"], "B6", "clean", None),
     "b6_scratch_comparison": (["class PreNormBlock(nn.Module):\n    pass",
-                               "reference = nn.TransformerEncoderLayer(16, 4)\nprint(reference(torch.randn(2, 3, 16)))"],
+                               "reference = nn.TransformerEncoderLayer(16, 4)\n"
+                               "print(reference(torch.randn(2, 3, 16)))"],
                               "B6", "clean", None),
-    "b7_base_patched_later": (["class PreNormBlock(nn.Module):\n    pass", "class PostNormBlock(PreNormBlock):\n    pass",
+    "b7_base_patched_later": (["class PreNormBlock(nn.Module):\n    pass",
+                               "class PostNormBlock(PreNormBlock):\n    pass",
                                "PreNormBlock._mlp = lambda self, h: nn.Transformer()(h)"], "B7", "route",
                               "transformer-layer"),
 }
@@ -145,20 +152,44 @@ CASES = {
 
 # Disguised routes: each must be caught (a route) or handed to a TA (unsure), never judged clean.
 DISGUISES = {
- "dict_update": (["OPS = {}\nOPS.update(norm=F.layer_norm)", _ln("return OPS['norm'](x, x.shape[-1:], g, b, eps)")], "B1"),
+ "dict_update": (["OPS = {}\n"
+                  "OPS.update(norm=F.layer_norm)", _ln("return OPS['norm'](x, x.shape[-1:], g, b, eps)")], "B1"),
  "list_append": (["OPS = []\nOPS.append(F.layer_norm)", _ln("return OPS[0](x, x.shape[-1:], g, b, eps)")], "B1"),
- "setdefault": (["OPS = {}\nOPS.setdefault('n', F.layer_norm)", _ln("return OPS['n'](x, x.shape[-1:], g, b, eps)")], "B1"),
- "module_dict_update": ([HONEST_B1, "F.__dict__.update(x=1)\ntorch.__dict__.update(var_mean=lambda x, **k: (F.layer_norm(x, x.shape[-1:]), 0))"], "B1"),
+ "setdefault": (["OPS = {}\n"
+                 "OPS.setdefault('n', F.layer_norm)", _ln("return OPS['n'](x, x.shape[-1:], g, b, eps)")], "B1"),
+ "module_dict_update": ([HONEST_B1,
+                         "F.__dict__.update(x=1)\n"
+                         "torch.__dict__.update(var_mean=lambda x, **k: (F.layer_norm(x, x.shape[-1:]), 0))"], "B1"),
  "vars_update": ([HONEST_B1, "vars(torch).update(sqrt=lambda t: t)"], "B1"),
- "exec_renamed": (["run = exec\nrun('def layer_norm(x, g, b, eps=1e-5):\\n    return F.layer_norm(x, x.shape[-1:], g, b)')", HONEST_B1], "B1"),
- "exec_renamed_after": ([HONEST_B1, "run = exec\nrun('def layer_norm(x, g, b, eps=1e-5):\\n    return F.layer_norm(x, x.shape[-1:], g, b)')"], "B1"),
+ "exec_renamed": (["run = exec\n"
+                   "run('def layer_norm(x, g, b, eps=1e-5):\\n    return F.layer_norm(x, x.shape[-1:], g, b)')",
+                   HONEST_B1], "B1"),
+ "exec_renamed_after": ([HONEST_B1,
+     "run = exec\n"
+     "run('def layer_norm(x, g, b, eps=1e-5):\\n    return F.layer_norm(x, x.shape[-1:], g, b)')"], "B1"),
  "eval_via_builtins_dict": ([HONEST_B1, "__builtins__.__dict__['ex' + 'ec']('layer_norm = F.layer_norm')"], "B1"),
  "local_response_norm": ([_ln("return F.local_response_norm(x, 1) * g + b")], "B1"),
- "normalize": ([_ln("c = x - x.mean(-1, keepdim=True)\nreturn F.normalize(c, dim=-1) * math.sqrt(x.shape[-1]) * g + b")], "B1"),
- "native_backward": (["def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n    m, v = x.mean(-1, keepdim=True), x.var(-1, keepdim=True)\n    return torch.ops.aten.native_layer_norm_backward(grad_out, x, [x.shape[-1]], m, v, gamma, None, [True]*3)"], "B3"),
+ "normalize": ([_ln("c = x - x.mean(-1, keepdim=True)\n"
+                    "return F.normalize(c, dim=-1) * math.sqrt(x.shape[-1]) * g + b")], "B1"),
+ "native_backward": ([
+     "def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n"
+     "    m, v = x.mean(-1, keepdim=True), x.var(-1, keepdim=True)\n"
+     "    return torch.ops.aten.native_layer_norm_backward(grad_out, x, [x.shape[-1]], m, v, gamma, None, "
+     "[True]*3)"], "B3"),
  "encoder_in_list": (["LAYERS = [nn.TransformerEncoderLayer]", "class PreNormBlock(LAYERS[0]):\n    pass"], "B6"),
- "encoder_in_modulelist": (["class PreNormBlock(nn.Module):\n    def __init__(self, d, h, f=None):\n        super().__init__()\n        self.inner = nn.ModuleList([nn.TransformerEncoderLayer(d, h, f or 4 * d, 0.0, 'gelu', batch_first=True, norm_first=True)])\n    def forward(self, x, causal=True):\n        return self.inner[0](x)"], "B6"),
- "encoder_via_registry_update": (["REG = {}\nREG.update(layer=nn.TransformerEncoderLayer)", "class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n        return REG['layer'](16, 4)(x)"], "B6"),
+ "encoder_in_modulelist": ([
+     "class PreNormBlock(nn.Module):\n"
+     "    def __init__(self, d, h, f=None):\n"
+     "        super().__init__()\n"
+     "        self.inner = nn.ModuleList([nn.TransformerEncoderLayer(d, h, f or 4 * d, 0.0, 'gelu', "
+     "batch_first=True, norm_first=True)])\n"
+     "    def forward(self, x, causal=True):\n"
+     "        return self.inner[0](x)"], "B6"),
+ "encoder_via_registry_update": (["REG = {}\n"
+                                  "REG.update(layer=nn.TransformerEncoderLayer)",
+                                  "class PreNormBlock(nn.Module):\n"
+                                  "    def forward(self, x, causal=True):\n"
+                                  "        return REG['layer'](16, 4)(x)"], "B6"),
  "module_alias_value": (["m = F", _ln("return m.local_response_norm(x, 1)")], "B1"),
  "module_alias_group_norm": (["m = F", _ln("return m.group_norm(x, 1)")], "B1"),
  "module_in_tuple": (["MODS = (torch, F)", _ln("return MODS[1].layer_norm(x, x.shape[-1:])")], "B1"),
@@ -168,7 +199,8 @@ DISGUISES = {
  "globals_write_later": ([HONEST_B1, "globals()['layer_norm'] = F.layer_norm"], "B1"),
  "ipython_user_ns": ([HONEST_B1, "get_ipython().user_ns['layer_norm'] = F.layer_norm"], "B1"),
  "ipython_push": ([HONEST_B1, "get_ipython().push({'layer_norm': F.layer_norm})"], "B1"),
- "getattr_aten_by_pieces": ([_ln("op = getattr(torch.ops.aten, 'native_' + 'layer_norm')\nreturn op(x, [x.shape[-1]], g, b, eps)[0]")], "B1"),
+ "getattr_aten_by_pieces": ([_ln("op = getattr(torch.ops.aten, 'native_' + 'layer_norm')\n"
+                                 "return op(x, [x.shape[-1]], g, b, eps)[0]")], "B1"),
  "getattr_unlisted": ([_ln("return getattr(F, 'local_response_norm')(x, 1)")], "B1"),
  "frame_globals": ([HONEST_B1, "import sys\nsys._getframe(0).f_globals['layer_norm'] = F.layer_norm"], "B1"),
  "subclasses_walk": ([HONEST_B1, "[c for c in object.__subclasses__() if c.__name__ == 'X']"], "B1"),
@@ -177,40 +209,114 @@ DISGUISES = {
  "from_import_unlisted": (["from torch.nn.functional import normalize\n" + _ln("return normalize(x) * g + b")], "B1"),
  "decorator_patch": (["def wrap(f):\n    return F.layer_norm\n", "@wrap\n" + _ln("return x")], "B1"),
  "class_attr_store": (["class Box:\n    op = F.layer_norm", _ln("return Box.op(x, x.shape[-1:], g, b, eps)")], "B1"),
- "torch_func_in_b3": (["import torch.func as tf\ndef layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n    return tf.vjp(lambda t: t, x)[1](grad_out)"], "B3"),
- "tensor_backward_b3": (["def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n    x = x.detach().requires_grad_()\n    y = layer_norm(x, gamma, 0 * gamma, eps)\n    y.backward(grad_out)\n    return x.grad, None, None"], "B3"),
- "transformer_encoder_layer_fwd": (["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n        return torch._transformer_encoder_layer_fwd(x)"], "B6"),
+ "torch_func_in_b3": (["import torch.func as tf\n"
+                       "def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n"
+                       "    return tf.vjp(lambda t: t, x)[1](grad_out)"], "B3"),
+ "tensor_backward_b3": (["def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n"
+                         "    x = x.detach().requires_grad_()\n"
+                         "    y = layer_norm(x, gamma, 0 * gamma, eps)\n"
+                         "    y.backward(grad_out)\n"
+                         "    return x.grad, None, None"], "B3"),
+ "transformer_encoder_layer_fwd": (["class PreNormBlock(nn.Module):\n"
+                                    "    def forward(self, x, causal=True):\n"
+                                    "        return torch._transformer_encoder_layer_fwd(x)"], "B6"),
  "open_and_exec": ([HONEST_B1, "exec(open('x.py').read())"], "B1"),
  "compile_renamed": ([HONEST_B1, "c = compile\nexec(c('layer_norm = F.layer_norm', 'x', 'exec'))"], "B1"),
  "type_three_arg": (["PreNormBlock = type('PreNormBlock', (nn.TransformerEncoderLayer,), {})"], "B6"),
- "getattr_nn_transformer": (["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n        return getattr(nn, 'Transformer' + 'EncoderLayer')(16, 4)(x)"], "B6"),
+ "getattr_nn_transformer": (["class PreNormBlock(nn.Module):\n"
+                             "    def forward(self, x, causal=True):\n"
+                             "        return getattr(nn, 'Transformer' + 'EncoderLayer')(16, 4)(x)"], "B6"),
  "torch_load": ([_ln("return torch.load('ln.pt', weights_only=False)(x)")], "B1"),
  "pickle_loads": (["import pickle\n" + _ln("return pickle.loads(b'')(x)")], "B1"),
- "functools_partial_ln": (["import functools\nLN = functools.partial(F.layer_norm)", _ln("return LN(x, x.shape[-1:], g, b, eps)")], "B1"),
- "operator_attrgetter": (["import operator\n" + _ln("return operator.attrgetter('layer_norm')(F)(x, x.shape[-1:])")], "B1"),
- "called_later": ([HONEST_B1, "def sneaky():\n    import sys\n    sys.modules['__main__'].layer_norm = F.layer_norm\n", "sneaky()"], "B1"),
- "called_through_another": ([HONEST_B1, "def sneaky():\n    globals()['layer_norm'] = F.layer_norm\n", "def outer():\n    sneaky()\n", "outer()"], "B1"),
- "called_through_frames": ([HONEST_B1, "def sneaky():\n    import inspect\n    inspect.currentframe().f_back.f_globals['layer_norm'] = F.layer_norm\n", "def outer():\n    sneaky()\n", "outer()"], "B1"),
- "star_alias_before_own_def": (["from torch.nn.functional import *\n_f = layer_norm\n" + _ln("return _f(x, x.shape[-1:], g, b, eps)")], "B1"),
- "star_in_a_closure": (["from torch.nn.functional import *\ndef make():\n    f = layer_norm\n    return lambda x, g, b, eps=1e-5: f(x, x.shape[-1:], g, b, eps)\nlayer_norm = make()"], "B1"),
+ "functools_partial_ln": (["import functools\n"
+                           "LN = functools.partial(F.layer_norm)", _ln("return LN(x, x.shape[-1:], g, b, eps)")], "B1"),
+ "operator_attrgetter": (["import operator\n" + _ln("return operator.attrgetter('layer_norm')(F)(x, x.shape[-1:])")],
+                         "B1"),
+ "called_later": ([HONEST_B1, "def sneaky():\n"
+                              "    import sys\n"
+                              "    sys.modules['__main__'].layer_norm = F.layer_norm\n", "sneaky()"], "B1"),
+ "called_through_another": ([HONEST_B1, "def sneaky():\n"
+                                        "    globals()['layer_norm'] = F.layer_norm\n",
+                                        "def outer():\n"
+                                        "    sneaky()\n", "outer()"], "B1"),
+ "called_through_frames": ([HONEST_B1, "def sneaky():\n"
+                                       "    import inspect\n"
+                                       "    inspect.currentframe().f_back.f_globals['layer_norm'] = F.layer_norm\n",
+                                       "def outer():\n"
+                                       "    sneaky()\n", "outer()"], "B1"),
+ "star_alias_before_own_def": (["from torch.nn.functional import *\n"
+                                "_f = layer_norm\n" + _ln("return _f(x, x.shape[-1:], g, b, eps)")], "B1"),
+ "star_in_a_closure": (["from torch.nn.functional import *\n"
+                        "def make():\n"
+                        "    f = layer_norm\n"
+                        "    return lambda x, g, b, eps=1e-5: f(x, x.shape[-1:], g, b, eps)\n"
+                        "layer_norm = make()"], "B1"),
  "vars_with_a_constant_key": ([_ln("return vars(F)['layer_norm'](x, x.shape[-1:], g, b, eps)")], "B1"),
- "copies_a_global_by_a_computed_name": (["ref = F.layer_norm", HONEST_B1, "globals()['layer_norm'] = globals()['r' + 'ef']"], "B1"),
- "update_from_a_helper": (["def make():\n    return {'layer_norm': F.layer_norm}", HONEST_B1, "globals().update(make())"], "B1"),
+ "copies_a_global_by_a_computed_name": (["ref = F.layer_norm", HONEST_B1,
+                                         "globals()['layer_norm'] = globals()['r' + 'ef']"], "B1"),
+ "update_from_a_helper": (["def make():\n"
+                           "    return {'layer_norm': F.layer_norm}", HONEST_B1, "globals().update(make())"], "B1"),
 }
 # Honest code the old name-based rules got wrong, or that uses a less common allowed helper: clean.
 UNUSUAL_BUT_HONEST = {
- "mask_helper": (["class PreNormBlock(nn.Module):\n    def __init__(self, d, h, f=None):\n        super().__init__()\n        self.norm1 = nn.LayerNorm(d)\n        self.self_attn = nn.MultiheadAttention(d, h, batch_first=True)\n    def forward(self, x, causal=True):\n        T = x.shape[1]\n        mask = nn.Transformer.generate_square_subsequent_mask(T) if causal else None\n        h = self.norm1(x)\n        return x + self.self_attn(h, h, h, attn_mask=mask, need_weights=False)[0]"], "B6"),
+ "mask_helper": (["class PreNormBlock(nn.Module):\n"
+                  "    def __init__(self, d, h, f=None):\n"
+                  "        super().__init__()\n"
+                  "        self.norm1 = nn.LayerNorm(d)\n"
+                  "        self.self_attn = nn.MultiheadAttention(d, h, batch_first=True)\n"
+                  "    def forward(self, x, causal=True):\n"
+                  "        T = x.shape[1]\n"
+                  "        mask = nn.Transformer.generate_square_subsequent_mask(T) if causal else None\n"
+                  "        h = self.norm1(x)\n"
+                  "        return x + self.self_attn(h, h, h, attn_mask=mask, need_weights=False)[0]"], "B6"),
  "honest_b1": ([HONEST_B1], "B1"),
- "einsum_b3": (["def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n    d = x.shape[-1]\n    mu = x.mean(-1, keepdim=True)\n    var = ((x - mu) ** 2).mean(-1, keepdim=True)\n    r = 1.0 / torch.sqrt(var + eps)\n    xhat = (x - mu) * r\n    g = gamma * grad_out\n    gx = r * (g - g.mean(-1, keepdim=True) - xhat * torch.einsum('...d,...d->...', g, xhat)[..., None] / d)\n    return gx, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)"], "B3"),
- "float64_b1": ([_ln("y = x.double()\nmu = y.mean(dim=-1, keepdim=True)\nvar = ((y - mu) ** 2).mean(dim=-1, keepdim=True)\nreturn (g * ((y - mu) / torch.sqrt(var + eps)) + b).to(x.dtype)")], "B1"),
- "typed_b1": (["from typing import Optional\ndef layer_norm(x: torch.Tensor, g: torch.Tensor, b: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:\n    mu = x.mean(-1, keepdim=True)\n    if x.ndim < 1:\n        raise ValueError('need a last dim')\n    return g * (x - mu) * torch.rsqrt(x.var(-1, keepdim=True, unbiased=False) + eps) + b"], "B1"),
- "reflection_in_a_function_never_called": ([HONEST_B1, "def rms_norm(x, g, eps=1e-6):\n    return g * x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)", "def helper():\n    import sys\n    return sys.modules['torch']\n"], "B2"),
- "its_own_name_in_strings": ([_ln("name = 'layer_norm'\n_calls = {}\n_calls['layer_norm'] = 1\nif x.ndim == 0:\n    raise ValueError('layer_norm')\nmu = x.mean(-1, keepdim=True)\nreturn g * (x - mu) / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + eps) + b")], "B1"),
- "rms_norm_names_itself_in_an_error": (["def rms_norm(x, g, eps=1e-6):\n    if x.ndim == 0:\n        raise ValueError('rms_norm')\n    return g * x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)"], "B2"),
+ "einsum_b3": ([
+     "def layer_norm_backward(grad_out, x, gamma, eps=1e-5):\n"
+     "    d = x.shape[-1]\n"
+     "    mu = x.mean(-1, keepdim=True)\n"
+     "    var = ((x - mu) ** 2).mean(-1, keepdim=True)\n"
+     "    r = 1.0 / torch.sqrt(var + eps)\n"
+     "    xhat = (x - mu) * r\n"
+     "    g = gamma * grad_out\n"
+     "    gx = r * (g - g.mean(-1, keepdim=True) - xhat * torch.einsum('...d,...d->...', g, xhat)[..., None] / d)\n"
+     "    return gx, (grad_out * xhat).reshape(-1, d).sum(0), grad_out.reshape(-1, d).sum(0)"], "B3"),
+ "float64_b1": ([_ln("y = x.double()\n"
+                     "mu = y.mean(dim=-1, keepdim=True)\n"
+                     "var = ((y - mu) ** 2).mean(dim=-1, keepdim=True)\n"
+                     "return (g * ((y - mu) / torch.sqrt(var + eps)) + b).to(x.dtype)")], "B1"),
+ "typed_b1": (["from typing import Optional\n"
+               "def layer_norm(x: torch.Tensor, g: torch.Tensor, b: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:\n"
+               "    mu = x.mean(-1, keepdim=True)\n"
+               "    if x.ndim < 1:\n"
+               "        raise ValueError('need a last dim')\n"
+               "    return g * (x - mu) * torch.rsqrt(x.var(-1, keepdim=True, unbiased=False) + eps) + b"], "B1"),
+ "reflection_in_a_function_never_called": ([HONEST_B1,
+     "def rms_norm(x, g, eps=1e-6):\n"
+     "    return g * x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)",
+     "def helper():\n"
+     "    import sys\n"
+     "    return sys.modules['torch']\n"], "B2"),
+ "its_own_name_in_strings": ([_ln("name = 'layer_norm'\n"
+                                  "_calls = {}\n"
+                                  "_calls['layer_norm'] = 1\n"
+                                  "if x.ndim == 0:\n"
+                                  "    raise ValueError('layer_norm')\n"
+                                  "mu = x.mean(-1, keepdim=True)\n"
+                                  "return g * (x - mu) / torch.sqrt(((x - mu) ** 2).mean(-1, keepdim=True) + eps) + b"
+                                  )], "B1"),
+ "rms_norm_names_itself_in_an_error": (["def rms_norm(x, g, eps=1e-6):\n"
+                                        "    if x.ndim == 0:\n"
+                                        "        raise ValueError('rms_norm')\n"
+                                        "    return g * x / torch.sqrt((x * x).mean(-1, keepdim=True) + eps)"], "B2"),
  "star_import_then_its_own_def": (["from torch.nn.functional import *\n" + HONEST_B1], "B1"),
- "scratch_loop_storing_tensors_by_name": ([HONEST_B1, "for name in ['a', 'b']:\n    globals()[name] = torch.randn(3)"], "B1"),
+ "scratch_loop_storing_tensors_by_name": ([HONEST_B1, "for name in ['a', 'b']:\n"
+                                                      "    globals()[name] = torch.randn(3)"], "B1"),
  "scratch_update_with_a_literal": ([HONEST_B1, "globals().update({'a': torch.zeros(2)})"], "B1"),
- "torch_triu_full": (["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n        T = x.size(1)\n        m = torch.full((T, T), float('-inf')).triu(1)\n        return F.softmax(x @ x.transpose(-2, -1) + m, dim=-1) @ x"], "B6"),
+ "torch_triu_full": (["class PreNormBlock(nn.Module):\n"
+                      "    def forward(self, x, causal=True):\n"
+                      "        T = x.size(1)\n"
+                      "        m = torch.full((T, T), float('-inf')).triu(1)\n"
+                      "        return F.softmax(x @ x.transpose(-2, -1) + m, dim=-1) @ x"], "B6"),
 }
 
 
@@ -273,8 +379,8 @@ def test_the_course_solutions_and_every_correct_variant_are_clean():
         assert {q: v.status for q, v in week4.judge_notebook(notebook(a, name)).items()} == \
                {q: "clean" for q in week4.RULES}
     for v in variants():
-        nb = notebook(a, contract.QUESTIONS[v.question].notebook,
-                      edits(v, {c.grade_id: c.source for c in a.cells(contract.QUESTIONS[v.question].notebook)}[v.cell]))
+        name = contract.QUESTIONS[v.question].notebook
+        nb = notebook(a, name, edits(v, {c.grade_id: c.source for c in a.cells(name)}[v.cell]))
         judged = week4.judge_notebook(nb)
         assert all(verdict.status == "clean" for verdict in judged.values()), (v.id, judged)
 
@@ -330,7 +436,8 @@ def _submission(a, program, evidence=(), seconds=analysis.SECONDS):
     bounded helper as program.py reads it."""
     sub = Submission("s", a.source_dir)
     sub.readings["build"] = analysis.read([(GIVEN, False, True)] + [(p, True, True) for p in program],
-                                          {q: r for q, r in week4.RULES.items() if contract.QUESTIONS[q].notebook == "build"},
+                                          {q: r for q, r in week4.RULES.items()
+                                           if contract.QUESTIONS[q].notebook == "build"},
                                           ["a cell the course gives"] + [f"cell {i + 1}" for i in range(len(program))],
                                           seconds)
     sub.programs["build"] = sub.readings["build"].program
@@ -378,7 +485,8 @@ def test_a_judge_out_of_budget_leaves_every_route_question_to_a_ta():
     sub.outcomes["B4_relu"] = Outcome(False, "`MLP` is not defined")          # a check that failed meanwhile
     step.run(sub, Env(a, sandbox=None))
     assert sub.outcomes["B4_relu"].review and "ran as written" in sub.outcomes["B4_relu"].review
-    assert analysis.read([("x = 1", True, True)], {"B1": week4.RULES["B1"]}, ["cell 1"]).failure == ""   # a new helper serves the next
+    # a new helper serves the next
+    assert analysis.read([("x = 1", True, True)], {"B1": week4.RULES["B1"]}, ["cell 1"]).failure == ""
 
 
 def test_a_route_fails_every_check_of_its_question_only():
@@ -477,7 +585,8 @@ def _b6_with(extra: str) -> dict:
 def test_a_route_in_a_method_nothing_calls_is_a_tas_question_not_a_route():
     """A reference layer built in a method the block never calls may be a comparison the student
     ran by hand: for a TA, not a proof."""
-    judged = _b6_with("\n\n    def torch_reference(self):\n        return nn.TransformerEncoderLayer(16, 4, batch_first=True)\n")
+    judged = _b6_with("\n\n    def torch_reference(self):\n"
+                      "        return nn.TransformerEncoderLayer(16, 4, batch_first=True)\n")
     for q in ("B6", "B7"):
         assert judged[q].status == "unsure" and "a method nothing in the notebook calls" in judged[q].message(), q
 

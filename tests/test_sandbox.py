@@ -54,7 +54,8 @@ def secret_dir():
 
 @pytest.fixture(scope="module")
 def sb(secret_dir):
-    with Sandbox(LIMITS, preload=("numpy", "torch"), handler=HANDLER, packages=PACKAGES, allow_weak_isolation=WEAK_OK, hide=[secret_dir]) as box:
+    with Sandbox(LIMITS, preload=("numpy", "torch"), handler=HANDLER, packages=PACKAGES,
+                 allow_weak_isolation=WEAK_OK, hide=[secret_dir]) as box:
         yield box
 
 
@@ -192,7 +193,8 @@ def test_hiding_a_directory_that_holds_the_venv(tmp_path):
     import sys
     venv_parent = os.path.dirname(os.path.realpath(sys.prefix))
     base_parent = os.path.dirname(os.path.realpath(sys.base_prefix))
-    with Sandbox(LIMITS, preload=(), handler=HANDLER, packages=PACKAGES, allow_weak_isolation=WEAK_OK, hide=[venv_parent, base_parent]) as box:
+    with Sandbox(LIMITS, preload=(), handler=HANDLER, packages=PACKAGES, allow_weak_isolation=WEAK_OK,
+                 hide=[venv_parent, base_parent]) as box:
         if box.isolation["filesystem"].startswith("not isolated"):
             pytest.skip("no private mount namespace here")
         with box.open(["import json, fractions, numpy, sys\nok = numpy.arange(3).sum().item()"]) as s:
@@ -374,7 +376,8 @@ def test_bad_configuration_is_reported():
     with pytest.raises(SandboxError, match="could not load the handler"):
         Sandbox(LIMITS, preload=(), handler="tests.no_such_module:serve", allow_weak_isolation=WEAK_OK)
     with pytest.raises(SandboxError, match="could not import preload module"):
-        Sandbox(LIMITS, preload=("no_such_module_xyz",), handler=HANDLER, packages=PACKAGES, allow_weak_isolation=WEAK_OK)
+        Sandbox(LIMITS, preload=("no_such_module_xyz",), handler=HANDLER, packages=PACKAGES,
+                allow_weak_isolation=WEAK_OK)
 
 
 # -- framing ----------------------------------------------------------------

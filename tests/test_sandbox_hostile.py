@@ -162,7 +162,8 @@ def test_two_students_at_the_same_time_share_no_scratch(sb):
     writer = "import os\nfor d in ('/tmp', '/tmp/work', '/dev/shm'):\n    open(os.path.join(d, 'note'), 'w').write('a')"
     with sb.open([writer], slot=0) as first:
         assert first.load_report == [{"ok": True}]
-        look = "import os\nout = [d for d in ('/tmp', '/tmp/work', '/dev/shm') if os.path.exists(os.path.join(d, 'note'))]"
+        look = ("import os\n"
+                "out = [d for d in ('/tmp', '/tmp/work', '/dev/shm') if os.path.exists(os.path.join(d, 'note'))]")
         assert run(sb, look, slot=1) == []
 
 

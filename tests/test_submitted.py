@@ -30,8 +30,10 @@ def test_a_notebook_in_either_layout_is_read(root):
 
 @pytest.mark.parametrize("make, words", [
     (lambda r: os.symlink(r / "honest", r / "x"), "build.ipynb is inside a link (x)"),
-    (lambda r: ((r / "x").mkdir(), os.symlink(r / "honest" / A, r / "x" / A)), f"{A}/build.ipynb is inside a link ({A})"),
-    (lambda r: ((r / "x" / A).mkdir(parents=True), os.symlink(r / "honest" / A / "build.ipynb", r / "x" / A / "build.ipynb")),
+    (lambda r: ((r / "x").mkdir(), os.symlink(r / "honest" / A, r / "x" / A)),
+     f"{A}/build.ipynb is inside a link ({A})"),
+    (lambda r: ((r / "x" / A).mkdir(parents=True),
+                os.symlink(r / "honest" / A / "build.ipynb", r / "x" / A / "build.ipynb")),
      f"{A}/build.ipynb is a link; submit the notebook file itself"),
     (lambda r: ((r / "x" / A).mkdir(parents=True), os.mkfifo(r / "x" / A / "build.ipynb")),
      f"{A}/build.ipynb is not a regular file"),
