@@ -181,9 +181,10 @@ def _demo(args) -> int:
             print(f"sample class: {value} submissions written to course/submitted/ of {args.out}")
             bar = tqdm(total=value, desc="course autograde", unit="submission", file=sys.stderr)
         elif event == "done":
-            bar.close()
+            if bar is not None:
+                bar.close()
             print(f"graded in {value['seconds']} s; now the same class with nbgrader autograde (a few minutes)")
-        else:
+        elif bar is not None:   # a student graded (demo.run reports the class first)
             bar.update(1)
 
     for assignment in demo.sets():

@@ -65,7 +65,7 @@ def read(cells: list[tuple[str, bool, bool]], rules: dict, labels: list[str],
     names cell ``i`` in messages. Never raises."""
     key, data = _encoded(rules)
     helper = _take()
-    request = {"cells": cells, "rules_key": key, "labels": labels}
+    request: dict[str, object] = {"cells": cells, "rules_key": key, "labels": labels}
     if key not in helper.known:
         request["rules"] = data    # once per helper: it keeps them
     try:
@@ -121,6 +121,8 @@ class _Helper:
             [sys.executable, "-c", "from autograder.grader_side.analysis import serve; serve()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
             start_new_session=True)
+        assert self.process.stdin is not None and self.process.stdout is not None   # both are pipes (PIPE)
+        self.stdin, self.stdout = self.process.stdin, self.process.stdout
         try:
             resource.prlimit(self.process.pid, resource.RLIMIT_AS, (MEMORY, MEMORY))
             resource.prlimit(self.process.pid, resource.RLIMIT_FSIZE, (0, 0))
@@ -133,8 +135,8 @@ class _Helper:
         deadline = time.monotonic() + seconds
         body = json.dumps(request).encode()
         try:
-            self.process.stdin.write(_HEADER.pack(len(body)) + body)
-            self.process.stdin.flush()
+            self.stdin.write(_HEADER.pack(len(body)) + body)
+            self.stdin.flush()
         except (BrokenPipeError, OSError):
             raise _Over(self._why("could not be reached")) from None
         header = self._read(_HEADER.size, deadline, seconds)
@@ -144,7 +146,7 @@ class _Helper:
         return reply
 
     def _read(self, n: int, deadline: float, seconds: float) -> bytes:
-        fd, chunks, got = self.process.stdout.fileno(), [], 0
+        fd, chunks, got = self.stdout.fileno(), [], 0
         while got < n:
             left = deadline - time.monotonic()
             if left <= 0 or not select.select([fd], [], [], left)[0]:
@@ -168,7 +170,7 @@ class _Helper:
         except OSError:
             pass
         self.process.wait()
-        for pipe in (self.process.stdin, self.process.stdout):
+        for pipe in (self.stdin, self.stdout):
             try:
                 pipe.close()
             except OSError:

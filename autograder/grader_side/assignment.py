@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -143,7 +144,7 @@ def replace_region(source: str, body: str) -> str:
 
 
 def notebook(a: Assignment, name: str, edits: dict[str, str] | None = None,
-             extra_cells: list[str] = (), untouched: bool = False) -> nbformat.NotebookNode:
+             extra_cells: Sequence[str] = (), untouched: bool = False) -> nbformat.NotebookNode:
     """The release notebook ``name`` as a student would submit it.
 
     ``edits`` maps a solution cell's grade_id to the code the student wrote there (default: the

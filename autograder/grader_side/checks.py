@@ -32,8 +32,8 @@ def uses(check: Check, names: tuple[str, ...]) -> tuple[str, ...]:
 
     def visit(node, optional: bool) -> None:
         if isinstance(node, ast.Try) and any(_catches_check_failed(h) for h in node.handlers):
-            for child in node.body:
-                visit(child, True)
+            for stmt in node.body:
+                visit(stmt, True)
             for child in [*node.handlers, *node.orelse, *node.finalbody]:
                 visit(child, optional)
             return
@@ -43,7 +43,7 @@ def uses(check: Check, names: tuple[str, ...]) -> tuple[str, ...]:
             visit(child, optional)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             helper = getattr(module, node.func.id, None)
-            if inspect.isfunction(helper) and helper.__module__ == module.__name__:
+            if module is not None and inspect.isfunction(helper) and helper.__module__ == module.__name__:
                 visit_function(helper, optional)
 
     visit_function(check.run, False)

@@ -33,6 +33,7 @@ import tempfile
 import time
 from concurrent.futures import CancelledError
 from pathlib import Path
+from typing import TextIO, cast
 
 from distributed import WorkerPlugin, get_worker
 from traitlets import Unicode
@@ -166,11 +167,11 @@ class Grader(WorkerPlugin):
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def claim_slots(count: int) -> dict[int, object]:
+def claim_slots(count: int) -> dict[int, TextIO]:
     """``count`` sandbox slots no other grader on this machine holds (each slot is a uid for the
     child); held by an open locked file until this process exits."""
     SLOTS.mkdir(mode=0o700, exist_ok=True)
-    held = {}
+    held: dict[int, TextIO] = {}
     for slot in range(4000):
         f = open(SLOTS / str(slot), "a")
         try:
@@ -191,7 +192,7 @@ def grade_task(plugin: str, student: str, files: dict[str, bytes | str]) -> dict
     refused to read comes as the reason, a str); returns its result."""
     from autograder.grader_side.pipeline import grade_safely
 
-    grader = get_worker().plugins[plugin]
+    grader = cast(Grader, get_worker().plugins[plugin])   # registered by _register under this name
     grader.wait_ready()
     refused = {Path(name).stem: data for name, data in files.items() if isinstance(data, str)}
     with tempfile.TemporaryDirectory(dir=grader.root / "submissions") as tmp:
@@ -233,7 +234,7 @@ def submission_files(a, folder: Path) -> dict[str, bytes | str]:
     the reason, under ``<notebook>.ipynb``, and a missing one not at all."""
     from autograder.grader_side import submitted
 
-    files = {}
+    files: dict[str, bytes | str] = {}
     for notebook in a.notebooks:
         try:
             parts = submitted.find(folder, submitted.layouts(a.name, f"{notebook}.ipynb"))

@@ -252,6 +252,8 @@ class CourseExtractor(ExtractorPlugin):
             members = archive.infolist()
         except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError) as exc:
             return self._skip(label, f"it could not be read as a zip archive ({exc})")
+        upload = self.upload
+        assert upload is not None   # _one sets it for the archive's extent
         with archive:
             for i, info in enumerate(members):
                 if self.left <= BLOCK:
@@ -260,10 +262,10 @@ class CourseExtractor(ExtractorPlugin):
                 mode = info.external_attr >> 16
                 if info.is_dir():
                     continue
-                why = self.upload.over()
+                why = upload.over()
                 if why:
                     return self._rest(label, info.filename, len(members) - i - 1, why)
-                self.upload.members += 1
+                upload.members += 1
                 if stat.S_ISLNK(mode):
                     self._skip(where, "it is a link")
                     continue
@@ -283,10 +285,12 @@ class CourseExtractor(ExtractorPlugin):
 
     def _tar(self, label: str, archive: tarfile.TarFile, folder: str) -> None:
         passed = 0   # what reaching the next member costs: a tar is read through, skipped members included
+        upload = self.upload
+        assert upload is not None   # _one sets it for the archive's extent
         try:
             through, cap = ((self.max_total_bytes, "the total cap of %s (CourseExtractor.max_total_bytes)")
-                            if self.upload.cap is None else
-                            (self.upload.cap, "the cap of %s per upload (CourseExtractor.max_upload_bytes)"))
+                            if upload.cap is None else
+                            (upload.cap, "the cap of %s per upload (CourseExtractor.max_upload_bytes)"))
             for member in archive:
                 if self.left <= BLOCK:
                     return self._rest(label, None, None, self._full())
@@ -297,10 +301,10 @@ class CourseExtractor(ExtractorPlugin):
                                       f"the archive holds more than {cap % _size(through)} to read through")
                 if member.isdir():
                     continue
-                why = self.upload.over()
+                why = upload.over()
                 if why:
                     return self._rest(label, member.name, None, why)
-                self.upload.members += 1
+                upload.members += 1
                 if not member.isfile():
                     self._skip(where, "it is a link or a special file" if member.issym() or member.islnk()
                                else "it is not a regular file")
@@ -309,6 +313,7 @@ class CourseExtractor(ExtractorPlugin):
                 if dest is None:
                     continue
                 stream = archive.extractfile(member)
+                assert stream is not None   # a regular file (member.isfile() above) always has one
                 try:
                     with stream:
                         self._store(where, stream, dest, member.size)
@@ -436,6 +441,7 @@ class _Upload:
         return ""
 
     def full(self) -> str:
+        assert self.cap is not None   # an upload without a cap never fills
         return (f"the upload reached its cap of {_size(self.cap)} (CourseExtractor.max_upload_bytes: one "
                 "student's archive cannot crowd out the class)")
 
@@ -455,7 +461,7 @@ class CourseCollector(FileNameCollectorPlugin):
         self.origins = _origins(self.parent)
         self.seen: dict[tuple, tuple[str, bool, bool]] = {}   # (student, notebook) -> (first file, timed, direct)
         self.plan: dict[str, dict | None] | None = None
-        self.owners: dict[str, tuple[dict | None, str]] = {}
+        self.owners: dict[str, tuple[dict, str]] = {}
 
     def collect(self, submitted_file: str):
         if self.plan is None:
@@ -505,7 +511,7 @@ class CourseCollector(FileNameCollectorPlugin):
             key = (info["student_id"], os.path.splitext(info["file_id"])[0])
             direct = upload is None or upload.lms   # the LMS's own download holds what students uploaded
             first, timed, first_direct = self.seen.setdefault(key, (label, bool(when), direct))
-            if first != label and first_direct and not direct:
+            if first != label and first_direct and upload is not None and not direct:
                 why = (f"student {shown(key[0])!r} uploaded {first} directly, and that one is collected, not this "
                        f"copy from inside {shown(upload.label)}")
             elif first != label and not (when and timed):

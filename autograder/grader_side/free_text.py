@@ -119,7 +119,9 @@ def expect_parts(value, parts: dict, wrong, generic, what: str, noun="sublayer")
     naming them all, in any order. A string that is only a ``generic`` label ("Multi-Head
     Attention") is the part the other strings leave over. Returns string -> part name."""
     as_texts(value, len(parts), what, noun)
-    found, unknown, open_ = {}, [], []
+    found: dict[str, str] = {}
+    unknown: list[str] = []
+    open_: list[str] = []
     for s in value:
         hits = [k for k, v in placed(s, {**parts, "": wrong}).items() if v == "named"]
         expect("" not in hits or len(hits) > 1, f"{what}: {quoted(s)} is not one of the {noun}s")

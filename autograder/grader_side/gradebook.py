@@ -104,16 +104,22 @@ class Recorder:
         missing = f"run `nbgrader generate_assignment {name}` (or `course release`) in {course.root} first"
         if course.db_url.startswith("sqlite:///") and not Path(course.db_url[len("sqlite:///"):]).is_file():
             raise CourseError(f"no gradebook {course.db_url[len('sqlite:///'):]}: {missing}")
-        self.gb = _opened(course.db_url, course.coursedir.course_id)
+        self.gb = gb = _opened(course.db_url, course.coursedir.course_id)
         try:
-            self.source = Source(self.gb, name)
+            self.source = Source(gb, name)
         except MissingEntry:
-            self.gb.close()
+            gb.close()
             raise CourseError(f"the gradebook {_safe(course.db_url)} has no assignment {name!r}: {missing}") from None
         return self
 
     def __exit__(self, *exc) -> None:
-        self.gb.close()
+        self._session().close()
+
+    def _session(self) -> Gradebook:
+        """The gradebook session, open from ``__enter__`` to ``__exit__``."""
+        if self.gb is None:
+            raise RuntimeError("a Recorder records inside its `with` block only")
+        return self.gb
 
     def record(self, student: str, result: dict, folder: Path) -> None:
         """Write ``result`` (one student of a results document), graded from ``folder``."""
@@ -135,11 +141,11 @@ class Recorder:
                     graded, unprocessed, waiting = self._record(student, result, folder, when)
                 break
             except (InvalidEntry, IntegrityError):   # another grader wrote the same row first: again
-                self.gb.db.rollback()
+                self._session().db.rollback()
                 if attempt == RETRIES - 1:
                     raise
             except BaseException:
-                self.gb.db.rollback()
+                self._session().db.rollback()
                 raise
         if notes or unprocessed:   # once, after the attempt that was committed
             result.setdefault("flags", []).extend(notes + unprocessed)
@@ -157,7 +163,7 @@ class Recorder:
         """Write the student's grades (committed together); return their autograded notebooks, a
         flag for each notebook nbgrader's preprocessors could not process, and the hand-graded
         questions whose grade the gradebook now lists for a TA."""
-        gb, db_url = self.gb, self.course.db_url
+        gb, db_url = self._session(), self.course.db_url
         outcomes = {row["id"]: Outcome(row["passed"], row["message"], review=row.get("review"))
                     for q in result.get("questions", {}).values() for row in q.get("checks", [])}
         look = [row["id"] for qid in result.get("needs_manual_grade", [])

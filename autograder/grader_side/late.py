@@ -162,11 +162,12 @@ class CourseLatePenalty(LateSubmissionPlugin):
     def late_submission_penalty(self, student_id: str, score: float, total_seconds_late: float) -> float | None:
         assignment = getattr(self.parent, "assignment_id", None)
         try:
-            extra = read_extensions(self.extensions_path()).get(assignment, {}).get(student_id, 0.0)
+            extensions = read_extensions(self.extensions_path())
         except ExtensionsError as exc:
             self.log.error("%s; no late penalty recorded for %s's %s: fix the file and grade again",
                            exc, student_id, assignment)
             return None
+        extra = (extensions.get(assignment, {}) if assignment is not None else {}).get(student_id, 0.0)
         late = max(0.0, total_seconds_late - extra * DAY)
         if extra:
             self.log.info("%s has a %g-day extension on %s: %.0f s late after it", student_id, extra, assignment, late)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 from contextlib import contextmanager
 from types import SimpleNamespace
+from typing import Any
 
 from nbgrader.api import BaseCell, Comment, Grade, Gradebook, MissingEntry
 
@@ -114,7 +115,7 @@ def lent(gb: Gradebook, source: Source):
         yield _lending[-1]
         return
     loan = LentGradebook(gb, source)
-    modules = [importlib.import_module(name) for name in _OPENERS]
+    modules: list[Any] = [importlib.import_module(name) for name in _OPENERS]   # their Gradebook is swapped
     originals = [module.Gradebook for module in modules]
     for module in modules:
         module.Gradebook = lambda *args, **kwargs: loan

@@ -147,14 +147,15 @@ def _mount(folder: Path) -> str:
         return package
     top = _package(package, folder)
     side = _package(f"{package}.student_side", folder / "student_side")
-    top.student_side = side
+    # Attributes a module gains at run time (what an import would set): through its __dict__.
+    vars(top).update(student_side=side)
     for name in RUNTIME:
         module = importlib.import_module(f"autograder.student_side.{name}")
         sys.modules[f"{package}.student_side.{name}"] = module
         setattr(side, name, module)
     visible = _package(f"{package}.student_side.checks", folder / "student_side" / "checks")
-    visible.__getattr__ = lambda name: getattr(toolkit, name)
-    side.checks = visible
+    vars(visible).update(__getattr__=lambda name: getattr(toolkit, name))   # PEP 562's module __getattr__
+    vars(side).update(checks=visible)
     return package
 
 

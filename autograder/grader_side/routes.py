@@ -41,7 +41,9 @@ import symtable
 import sys
 import warnings
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 # ---- the rules -------------------------------------------------------------------------------
 
@@ -731,10 +733,10 @@ def _fold_any(node, depth: int):
     if isinstance(node, ast.Subscript):
         value = _fold(node.value, depth + 1)
         if isinstance(node.slice, ast.Slice):
-            parts = [_fold(p, depth + 1) if p is not None else None for p in
-                     (node.slice.lower, node.slice.upper, node.slice.step)]
+            bounds = [_fold(p, depth + 1) if p is not None else None for p in
+                      (node.slice.lower, node.slice.upper, node.slice.step)]
             try:
-                return value[slice(*parts)] if value is not None else None
+                return value[slice(*bounds)] if value is not None else None
             except Exception:
                 return None
         index = _fold(node.slice, depth + 1)
@@ -749,7 +751,8 @@ def _fold_any(node, depth: int):
         if isinstance(node.func, ast.Name) and node.func.id in ("chr", "str", "bytes") and len(args) == 1 \
                 and not (node.func.id == "bytes" and not isinstance(args[0], list)):
             try:
-                return {"chr": chr, "str": str, "bytes": lambda b: bytes(b)}[node.func.id](args[0])
+                convert: dict[str, Callable[[Any], Any]] = {"chr": chr, "str": str, "bytes": lambda b: bytes(b)}
+                return convert[node.func.id](args[0])
             except Exception:
                 return None
         if isinstance(node.func, ast.Attribute):
@@ -823,7 +826,7 @@ class _Scanner:
 
     def __init__(self, rule: Rule, program: _Program, labels):
         self.rule, self.program, self.labels = rule, program, labels
-        self.findings: list[Finding] = []
+        self.findings: list[tuple[tuple[int, int], Finding]] = []   # ((cell, line), finding)
         self.inside_string = 0      # the line of the exec(...) whose code is being read, if any
         self.doubtful = False       # the statement is reached only because it may bind any name
         self.doubt = "a statement that may redefine it"     # ... or another reason a route there is not proof
@@ -1064,8 +1067,12 @@ def judge_notebook(notebook, rules: dict) -> dict[str, Verdict]:
     sources = [c.get("source", "") if isinstance(c.get("source"), str) else "".join(c.get("source") or [])
                for c in cells]
     ids = [((c.get("metadata") or {}).get("nbgrader") or {}).get("grade_id") for c in cells]
-    return judge(sources, rules, lambda i: f"cell {ids[i][:40]}" if 0 <= i < len(ids) and isinstance(ids[i], str)
-                 else f"code cell {i + 1}")
+
+    def label(i: int) -> str:
+        grade_id = ids[i] if 0 <= i < len(ids) else None
+        return f"cell {grade_id[:40]}" if isinstance(grade_id, str) else f"code cell {i + 1}"
+
+    return judge(sources, rules, label)
 
 
 # Methods torch.nn.Module (or Python) calls by itself: a class that defines one has it run.

@@ -83,9 +83,9 @@ def _question(qid: str, q: dict) -> dict:
     score, max_score = None if manual else float(q["score"]), float(q.get("max_score") or 0)
     return {"id": qid, "topic": pages.topic(qid, q, " notebook"), "manual": manual,
             "score": score, "max_score": max_score,
-            "lost": pages.points_lost(q) or bool(q.get("manual")) and not manual and score < max_score,
+            "lost": pages.points_lost(q) or bool(q.get("manual")) and score is not None and score < max_score,
             "awaiting": 0.0 if manual else awaiting,
-            "lost_points": 0.0 if manual else max(0.0, max_score - score - awaiting),
+            "lost_points": 0.0 if score is None else max(0.0, max_score - score - awaiting),
             "pending": [{"id": str(row.get("id", "")),
                          "kind": "hidden test" if row.get("hidden") else "test in your notebook",
                          "points": float(row.get("max_score") or 0) - float(row.get("score") or 0),

@@ -18,6 +18,8 @@ the student's code must not reach; the reply lists the labels it did reach.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -31,7 +33,8 @@ class _Tripwire(TorchFunctionMode):
 
     def __init__(self, watched: set[str]):
         super().__init__()
-        self.watched, self.seen = watched, set()
+        self.watched: set[str] = watched
+        self.seen: set[str] = set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "")
@@ -85,9 +88,9 @@ def _parameters(module) -> list:
     return [[names, list(tensor.shape)] for names, tensor in _aliases(parameters)]
 
 
-def _aliases(named: dict) -> list[tuple[list[str], object]]:
+def _aliases(named: Mapping[str, torch.Tensor]) -> list[tuple[list[str], torch.Tensor]]:
     """``named`` (name -> tensor) grouped by tensor: ``(every name of one tensor, the tensor)``."""
-    groups: dict[int, tuple[list[str], object]] = {}
+    groups: dict[int, tuple[list[str], torch.Tensor]] = {}
     for name, tensor in named.items():
         groups.setdefault(id(tensor), ([], tensor))[0].append(name)
     return list(groups.values())

@@ -32,7 +32,8 @@ class AuthoringError(ValueError):
 def parse(text: str, origin: str = "<notebook>", questions=None) -> list[tuple[str, dict, str]]:
     """Split the text form into (kind, attributes, body) cells (``questions``: the set's ids, to hold
     ``# %% checks`` cells to)."""
-    cells, current = [], None
+    cells: list[tuple[str, dict[str, str], list[str]]] = []
+    body: list[str] | None = None   # the lines of the cell being read
     for number, line in enumerate(text.splitlines(), 1):
         match = HEADER.match(line)
         if match:
@@ -45,14 +46,14 @@ def parse(text: str, origin: str = "<notebook>", questions=None) -> list[tuple[s
                 if len(words) != 1 or (questions is not None and words[0] not in questions):
                     raise AuthoringError(f"{origin}:{number}: write '# %% checks <question id>'")
                 attrs["question"] = words[0]
-            current = [kind, attrs, []]
-            cells.append(current)
-        elif current is None:
+            body = []
+            cells.append((kind, attrs, body))
+        elif body is None:
             if line.strip():
                 raise AuthoringError(f"{origin}:{number}: text before the first '# %%' cell header")
         else:
-            current[2].append(line)
-    return [(kind, attrs, "\n".join(body).rstrip("\n")) for kind, attrs, body in cells]
+            body.append(line)
+    return [(kind, attrs, "\n".join(lines).rstrip("\n")) for kind, attrs, lines in cells]
 
 
 def _uncomment(body: str) -> str:

@@ -103,7 +103,7 @@ def run(out: Path, assignment: str, progress=None, repo: Path = REPO) -> tuple[d
     api.compare_nbgrader(results, course / "gradebook.db")
     results["nbgrader_seconds"] = round(nbgrader_seconds, 1)
     written = {"results": out / "results.json", "grades": out / "grades.csv", "gradescope": out / "gradescope",
-               "feedback": out / "feedback", "report": None}
+               "feedback": out / "feedback"}   # and "report", once written
     api.write_json(results, written["results"])
     api.write_csv(results, written["grades"])
     written["gradescope"].mkdir(exist_ok=True)

@@ -36,6 +36,7 @@ import tempfile
 import time
 import tomllib
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.grader_side.assignment import REPO, Assignment, CourseError
@@ -282,7 +283,7 @@ def stage(found: dict[str, tuple], folder: Path, limit: int) -> None:
                         out.write(f.read(limit + 1))
 
 
-def failed(reason: str, started: float, notes: list[str] = ()) -> dict:
+def failed(reason: str, started: float, notes: Sequence[str] = ()) -> dict:
     """A results.json for an upload that could not be graded: score 0 and the reason, one line."""
     from autograder.reports.exports import gradescope
 

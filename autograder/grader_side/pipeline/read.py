@@ -68,6 +68,7 @@ def _cell(raw, index) -> Cell:
     meta = raw.get("metadata")
     nbg = meta.get("nbgrader") if isinstance(meta, dict) else None
     nbg = nbg if isinstance(nbg, dict) else {}
-    grade_id = nbg.get("grade_id") if isinstance(nbg.get("grade_id"), str) else ""
+    grade_id = nbg.get("grade_id")
+    grade_id = grade_id if isinstance(grade_id, str) else ""
     return Cell(raw["cell_type"], source, grade_id, nbg.get("grade") is True, nbg.get("locked") is True,
                 nbg.get("points"), nbg.get("solution") is True)

@@ -35,6 +35,7 @@ def run(sub, env):
                     old = sub.outcomes[c.id]
                     sub.outcomes[c.id] = Outcome(False, message, old.replies, evidence=old.evidence)
                 f = verdict.first
+                assert f is not None   # a route verdict has its finding
                 sub.flags.append(f"{notebook}: {qid} not scored: {f.reason} ({f.code}, {f.where})")
                 # Only an entry that takes the same route names it (None: no misconception at all,
                 # not the behaviour matcher's guess: a route behaves exactly like torch).
@@ -84,6 +85,7 @@ def _catalogued(env, notebook, question, finding):
             rules = {question: env.assignment.set.rules[question]}
             _known[key] = next((e for e in env.assignment.set.catalogue if e.question == question and e.mode == "append"
                                 and (v := routes.judge(given + [e.code], rules)[question]).status == "route"
+                                and v.first is not None
                                 and (v.first.family, v.first.name, v.first.reason.split(" ", 1)[0]) == key[2:]),
                                None)
         return _known[key]

@@ -138,7 +138,7 @@ def run_cells(cells: list, my_pid: int, step_timeout: float = 0) -> tuple[dict, 
                     loop.run_until_complete(eval(code, ns))
                 else:
                     exec(code, ns)
-            entry = {"ok": True}
+            entry: dict[str, bool | str] = {"ok": True}
         except BaseException as e:
             entry = {"ok": False, "error": describe(e)}
         if _getpid() != my_pid:

@@ -89,7 +89,7 @@ _SMALL = 1 << 20
 
 
 def recv_frame(sock: socket.socket, *, max_blob_bytes: int, max_header: int = MAX_HEADER,
-               deadline: float | None = None) -> tuple[dict, list[bytes]]:
+               deadline: float | None = None) -> tuple[dict, list[bytes | bytearray]]:
     """Receive and validate one frame; return (header without "_blobs", blobs as bytes-like objects).
 
     Raises FrameTimeout, FrameClosed or BadFrame.
@@ -118,7 +118,8 @@ def recv_frame(sock: socket.socket, *, max_blob_bytes: int, max_header: int = MA
         # Each blob straight into its own buffer: the frame never exists twice in memory.
         return header, [_recv_exact(sock, s, deadline) for s in sizes]
     data = _recv_exact(sock, total, deadline)   # small blobs in one read, then cut apart
-    blobs, start = [], 0
+    blobs: list[bytes | bytearray] = []
+    start = 0
     for s in sizes:
         blobs.append(bytes(data[start:start + s]))
         start += s

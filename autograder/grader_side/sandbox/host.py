@@ -18,7 +18,9 @@ import tempfile
 import threading
 import time
 import weakref
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import NoReturn
 
 from . import acl, frames, lifecycle, view
 
@@ -444,12 +446,12 @@ class Session:
         self._lock = threading.Lock()
         self._close_lock = threading.Lock()
 
-    def _fail(self, reason: str):
+    def _fail(self, reason: str) -> NoReturn:
         self._dead = reason
         self.close()
         raise ChildDied(reason)
 
-    def _exchange(self, parts, during: str) -> tuple[dict, list[bytes]]:
+    def _exchange(self, parts, during: str) -> tuple[dict, list[bytes | bytearray]]:
         try:
             frames.send_parts(self._sock, parts, self._deadline)
             return frames.recv_frame(self._sock, max_blob_bytes=self._limits.output_mb << 20,
@@ -481,7 +483,7 @@ class Session:
         if not isinstance(report, list) or len(report) != len(cells) or \
                 not all(isinstance(e, dict) for e in report):
             self._fail("reply was not valid data: the load report does not match the cells")
-        clean = []
+        clean: list[dict[str, bool | str]] = []
         for entry in report:
             if entry.get("ok") is True:
                 clean.append({"ok": True})
@@ -489,7 +491,7 @@ class Session:
                 clean.append({"ok": False, "error": str(entry.get("error", "unknown error"))[:1000]})
         self.load_report = clean
 
-    def request(self, header: dict, blobs: list[bytes] = ()) -> tuple[dict, list[bytes]]:
+    def request(self, header: dict, blobs: Sequence[bytes] = ()) -> tuple[dict, list[bytes | bytearray]]:
         """Send one request to the handler in the child and return its reply.
 
         Raises ChildDied if the child died, timed out, or replied with

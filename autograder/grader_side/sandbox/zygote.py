@@ -106,6 +106,7 @@ class Zygote:
         workdir = None
         try:
             if not probe and not self.ctx.namespaces:
+                assert plan is not None   # probe() fixes the plan before any session is spawned
                 workdir = tempfile.mkdtemp(prefix="autograder-session-")
                 if plan["dedicated"]:
                     os.chown(workdir, lifecycle.BASE_UID + slot, lifecycle.BASE_UID + slot)
@@ -293,9 +294,10 @@ class Zygote:
         wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(wake_w)
         signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        watched: list[socket.socket | int] = [self.ctl, wake_r]
         while True:
             try:
-                ready = select.select([self.ctl, wake_r], [], [], 5.0)[0]
+                ready = select.select(watched, [], [], 5.0)[0]
             except InterruptedError:
                 continue
             if wake_r in ready:
@@ -364,8 +366,10 @@ def main() -> int:
         return 1
     try:
         isolation = zygote.probe()
-        if ctx.plan["seccomp"]:
-            ctx.seccomp = seccomp.build(deny_sysv_ipc=not ctx.plan["ipc_limits"])
+        plan = ctx.plan
+        assert plan is not None   # probe() has just fixed it (or raised)
+        if plan["seccomp"]:
+            ctx.seccomp = seccomp.build(deny_sysv_ipc=not plan["ipc_limits"])
     except Exception as e:
         _send(ctl, {"error": str(e), "isolation": True})
         return 1

@@ -179,9 +179,9 @@ def as_number(value, what: str) -> float:
         raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
                           "one number); its points wait for that review", value)
     if isinstance(value, np.ndarray):
-        expect(False, f"{what}: give one number, not a tensor of shape {tuple(value.shape)} "
-                      "(a 0-d tensor, a float or an int all work)")
-    expect(False, f"{what}: give a number (a float, an int or a 0-d tensor), not {_kind(value)}")
+        raise CheckFailed(f"{what}: give one number, not a tensor of shape {tuple(value.shape)} "
+                          "(a 0-d tensor, a float or an int all work)")
+    raise CheckFailed(f"{what}: give a number (a float, an int or a 0-d tensor), not {_kind(value)}")
 
 
 def as_numbers(value, n: int, what: str) -> np.ndarray:
