@@ -42,8 +42,8 @@ _ = torch.manual_seed(0)
 # ($T \le$ `max_len`), and `model(tokens)` returns logits of shape `(T, vocab_size)`, one row per
 # position, each predicting the token that comes next.
 #
-# - `embed(tokens)` looks up each token's vector in `tok_emb` and adds the position vector from
-#   `pos_emb`: the residual stream $h$, of shape `(T, d_model)`, enters the first block.
+# - `embed(tokens)` turns each token id into its row of `tok_emb` and adds the row of `pos_emb` for
+#   its position: the residual stream $h$, of shape `(T, d_model)`, enters the first block.
 # - Each `TinyBlock` is a pre-norm block like the one you wrote in week 4 (B6), with causal
 #   attention, two heads and a GELU MLP of width $4d$. It maps the stream `(T, d)` to `(T, d)`.
 # - After the last block come the final norm `norm_f` and the unembedding `unembed`, a bias-free
@@ -117,7 +117,7 @@ print(f"TinyLM: {len(model.blocks)} blocks, {sum(p.numel() for p in model.parame
 # $$\text{lens}_\ell = \texttt{unembed}\big(\texttt{norm\_f}(h^{(\ell)}_T)\big) \in \mathbb{R}^{V}.$$
 #
 # Apply the head as it is, final norm included: the unembedding was trained on vectors that come
-# out of `norm_f`, and the scale of the raw stream changes from block to block. The row for the
+# out of `norm_f`, and the raw stream's scale drifts as the blocks add to it. The row for the
 # last block is exactly what the model itself outputs at that position. Reading the rows from
 # top to bottom shows how the prediction takes shape through the stack.
 
@@ -466,16 +466,15 @@ except NotImplementedError:
 
 # %% answer id=B6_answer points=4
 # ### BEGIN SOLUTION
-# The lens only reports the arg max of each row. Block 4 can still change the logits after the
-# top guess is fixed, making the right token more or less probable and reshaping the rest of the
-# distribution, and the training loss depends on those probabilities, not on the arg max alone.
-# The observation also covers one prompt at one position, while block 4 is shared by every
-# position of every prompt: other prompts may need it to settle at all. That the final head
-# already decodes the answer from the stream after block 3 says what that readout can see, not
-# that block 4 adds nothing (it may strengthen the same direction, or write what the head does
-# not read at this position). To test the claim, remove block 4 (or zero its two output layers)
-# and compare the loss and the accuracy of the model with and without it over many prompts and
-# positions.
+# The lens only reports the arg max of each row. Block 4 can still change the logits after the top
+# guess is fixed, making the right token more or less probable and reshaping the rest of the
+# distribution, and the training loss depends on those probabilities, not on the arg max alone. The
+# observation also covers one prompt at one position, while block 4 is shared by every position of
+# every prompt: other prompts may need it to settle at all. That the final head already decodes the
+# answer from what block 3 leaves in the stream says what that readout can see, not that block 4
+# adds nothing (it may strengthen the same direction, or write what the head does not read at this
+# position). To test the claim, remove block 4 (or zero its two output layers) and compare the loss
+# and the accuracy of the model with and without it over many prompts and positions.
 # ### END SOLUTION
 
 # %% md id=B6_rubric

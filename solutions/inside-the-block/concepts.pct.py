@@ -18,7 +18,7 @@
 #   check and runs only when your notebook is graded, on inputs you do not see.
 # - Leave the check cells where they are, unedited.
 # - Counts are Python `int`s. An approximate number may be rounded as the TODO box allows, and
-#   may be an `int`, a `float` or a short string such as `"2.0e8"`.
+#   may be an `int`, a `float` or a short string such as `"3.5e9"`.
 #
 # 32 points, all graded automatically (C1 to C4).
 
@@ -61,7 +61,7 @@ from student_side import check, ready
 # > | `"mlp_hidden"` | the MLP's hidden activations $\phi(W_1 x + b_1)$ |
 # > | `"attention_projections"` | $W_Q$, $W_K$, $W_V$ and $W_O$ |
 # > | `"norm_eps"` | the $\epsilon$ under a norm's square root |
-# > | `"residual_stream"` | the stream $H^{(3)}$ after block 3, for one prompt |
+# > | `"residual_stream"` | the residual stream $H^{(2)}$ that block 2 outputs for one prompt |
 # > | `"mlp_biases"` | the MLP's biases $b_1$ and $b_2$ |
 # >
 # > **Checked (hidden):** each of the twelve categories, one point each.

@@ -65,7 +65,7 @@ def test_C1_norm_eps(student):
     _expect_category(student, "norm_eps")
 
 
-@check("C1", points=1, hidden=True, says="c1_categories['residual_stream']: the stream after block 3 for one prompt")
+@check("C1", points=1, hidden=True, says="c1_categories['residual_stream']: the stream after block 2 for one prompt")
 def test_C1_residual_stream(student):
     _expect_category(student, "residual_stream")
 

@@ -76,7 +76,7 @@ def logit_lens(model: TinyLM, tokens: torch.Tensor) -> torch.Tensor:
 
 
 def lens_guesses(lens_logits: torch.Tensor) -> list[int]:
-    """The next-token guess after each block: the arg max of each row."""
+    """What each block would predict: the index of the largest logit of its row."""
     return [int(i) for i in lens_logits.argmax(dim=-1)]
 
 

@@ -1,6 +1,6 @@
-"""B3: an MLP as a key-value memory.
+"""B3: a two-layer MLP that stores (key, value) pairs.
 
-The rows of W1 are keys: hidden unit i fires when the input lines up with key i. With a bias of
+Key i sits in row i of W1: hidden unit i fires when the input lines up with key i. With a bias of
 -threshold it fires only above the threshold, so a small overlap with a key, or the overlap
 between two nearly perpendicular keys, is cut off. Column i of W2 is what unit i writes back: the
 value, scaled by 1 / (1 - threshold) so that the stored key itself (overlap 1) recalls it exactly.

@@ -118,6 +118,8 @@ def as_guesses(value, n: int, what: str) -> list:
     """n next-token ids: a list of ints, or a 1-D integer tensor."""
     if isinstance(value, np.ndarray) and value.ndim == 1 and value.dtype.kind in "iu":
         value = [int(v) for v in value]
+    if isinstance(value, list):        # 0-d integer tensors in a list count as ints
+        value = [int(v) if isinstance(v, np.ndarray) and v.shape == () and v.dtype.kind in "iu" else v for v in value]
     expect(isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
            f"{what} must return a list of ints (token ids), one per block, got {type(value).__name__}")
     expect(len(value) == n, f"{what}: expected one guess per row of lens_logits")

@@ -1,8 +1,6 @@
 """Checks for `roles`: which quantities of a block are learned, which are fixed before training,
 and which the forward pass computes for each input (C1). Every item is graded by a hidden check;
 this module says what form the answer must have."""
-import re
-
 from . import expect
 
 # The quantities of C1, in the order of its TODO box.
@@ -23,7 +21,7 @@ def category(value, what: str) -> str:
     """The category an answer names: "learned", "config" or "state" (case, brackets and spaces
     ignored). Anything else cannot be graded."""
     expect(isinstance(value, str), f"{what}: answer with one of the strings 'learned', 'config', 'state'")
-    text = " ".join(re.sub(r"[^a-z]+", " ", value.lower()).split())
+    text = " ".join("".join(c if "a" <= c <= "z" else " " for c in value.lower()).split())
     for name, spellings in _SPELLINGS.items():
         if text in spellings:
             return name
