@@ -93,13 +93,14 @@ def costs_figure(path: Path) -> Path:
 def lens_figure(path: Path, prompts: int = 200) -> Path:
     """Left: probability of the right token (the prompt's first) after each block, over random
     prompts. Right: the lens of one prompt, block by block, over the whole vocabulary."""
-    model = lens.trained_model(seed=0)
+    state = lens.trained_state(seed=0)
     g = torch.Generator().manual_seed(2024)
     with torch.no_grad():
-        chances = torch.stack([lens.token_probability(lens.logit_lens(model, p), int(p[0]))
+        chances = torch.stack([lens.token_probability(lens.logit_lens(state, p), int(p[0]))
                                for p in torch.randint(16, (prompts, 8), generator=g)])   # (prompts, n_layers)
         example = torch.tensor([3, 11, 6, 3, 9, 14, 1, 7])
-        rows = lens.logit_lens(model, example).softmax(dim=-1)                            # (n_layers, V)
+        lens_rows = lens.logit_lens(state, example)
+        rows = lens_rows.softmax(dim=-1)                                                  # (n_layers, V)
     blocks = list(range(1, chances.shape[1] + 1))
     fig, (left, right) = plt.subplots(1, 2, figsize=(WIDTH_IN, 4.3), layout="constrained",
                                       gridspec_kw={"width_ratios": [1, 1.35]})
@@ -119,7 +120,7 @@ def lens_figure(path: Path, prompts: int = 200) -> Path:
     right.set_xticks(range(16))
     right.set_xlabel(f"vocabulary token (prompt {example.tolist()})")
     right.axvline(int(example[0]), color=RED, lw=1, ls=":")
-    for b, guess in enumerate(lens.lens_guesses(lens.logit_lens(model, example).detach())):
+    for b, guess in enumerate(lens.lens_guesses(lens_rows)):
         right.text(guess, b, "●", ha="center", va="center", color=ORANGE, fontsize=9)
     right.set_title("One prompt: softmax of each row (● = guess)")
     fig.colorbar(image, ax=right, shrink=0.8, label="probability")

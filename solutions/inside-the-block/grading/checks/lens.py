@@ -16,8 +16,7 @@ def _expect_lens(student, seed: int, T: int, config: dict, label: str) -> None:
     state = _state(seed, config)
     tokens = _tokens(seed + 1, T, config["vocab_size"])
     got = _lens(student, state, tokens, config, label, shown=False)
-    with torch.no_grad():
-        want = ref.logit_lens(ref.model_from(state, config), tokens)
+    want = ref.logit_lens(state, tokens, config)
     expect_close(got, want, label, LOGITS_ATOL, LOGITS_RTOL)
 
 

@@ -1,78 +1,67 @@
-"""B1, B2: the logit lens on a tiny decoder-only model.
+"""B1, B2: the logit lens on the build notebook's tiny decoder-only model.
 
-``TinyBlock`` and ``TinyLM`` are the model the build notebook gives students, line for line in
-behaviour: the same submodules, parameter names and construction order, so a state_dict made here
-loads into the students' ``LensLM`` (a subclass of their ``TinyLM``) and both see the same model.
+The notebook gives students ``TinyLM`` as an ``nn.Module``. The reference here is written
+independently of that code: a function of the model's state_dict (the keys of the contract), with
+torch's own layer norm and attention kernels, so a check that agrees with it also vouches for the
+given model.
 """
 from __future__ import annotations
-
-import math
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-# The notebook's default model (TinyLM()), and the order its parameters are made in.
-CONFIG = dict(vocab_size=16, d_model=16, n_layers=4, n_heads=2, max_len=16)
+# The notebook's default TinyLM().
+CONFIG = {"vocab_size": 16, "d_model": 16, "n_layers": 4, "n_heads": 2, "max_len": 16}
+EPS = 1e-5          # nn.LayerNorm's default
 
 
-class TinyBlock(nn.Module):
-    """Pre-norm block on one sequence h of shape (T, d): causal multi-head attention, then a GELU MLP."""
-
-    def __init__(self, d_model: int, n_heads: int):
-        super().__init__()
-        self.n_heads = n_heads
-        self.norm1 = nn.LayerNorm(d_model)
-        self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
-        self.proj = nn.Linear(d_model, d_model, bias=False)
-        self.norm2 = nn.LayerNorm(d_model)
-        self.fc1 = nn.Linear(d_model, 4 * d_model)
-        self.fc2 = nn.Linear(4 * d_model, d_model)
-
-    def attention(self, h):                                          # h: (T, d)
-        T, d = h.shape
-        d_head = d // self.n_heads
-        q, k, v = self.qkv(h).view(T, 3, self.n_heads, d_head).permute(1, 2, 0, 3)   # each (heads, T, d_head)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)         # (heads, T, T)
-        future = torch.ones(T, T, dtype=torch.bool).triu(1)
-        weights = scores.masked_fill(future, float("-inf")).softmax(dim=-1)
-        return self.proj((weights @ v).transpose(0, 1).reshape(T, d))  # (T, d)
-
-    def forward(self, h):                                            # h: (T, d)
-        h = h + self.attention(self.norm1(h))
-        return h + self.fc2(F.gelu(self.fc1(self.norm2(h))))
+def _config(config: dict | None) -> dict:
+    return {**CONFIG, **(config or {})}
 
 
-class TinyLM(nn.Module):
-    """Token and position tables, n_layers pre-norm blocks, a final LayerNorm, a bias-free unembedding."""
-
-    def __init__(self, vocab_size=16, d_model=16, n_layers=4, n_heads=2, max_len=16):
-        super().__init__()
-        self.tok_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Embedding(max_len, d_model)
-        self.blocks = nn.ModuleList(TinyBlock(d_model, n_heads) for _ in range(n_layers))
-        self.norm_f = nn.LayerNorm(d_model)
-        self.unembed = nn.Linear(d_model, vocab_size, bias=False)
-
-    def embed(self, tokens):                                         # tokens: (T,) int64
-        return self.tok_emb(tokens) + self.pos_emb(torch.arange(len(tokens)))   # (T, d)
-
-    def forward(self, tokens):                                       # tokens: (T,) int64
-        h = self.embed(tokens)
-        for block in self.blocks:
-            h = block(h)
-        return self.unembed(self.norm_f(h))                          # (T, vocab_size)
+def _norm(state: dict, name: str, x: torch.Tensor) -> torch.Tensor:
+    return F.layer_norm(x, x.shape[-1:], state[f"{name}.weight"], state[f"{name}.bias"], EPS)
 
 
-def logit_lens(model: TinyLM, tokens: torch.Tensor) -> torch.Tensor:
-    """(n_layers, vocab_size): the final norm and the unembedding applied to the stream at the last
-    position after each block. Its last row is the model's own output logits there."""
-    h = model.embed(tokens)
-    rows = []
-    for block in model.blocks:
-        h = block(h)
-        rows.append(model.unembed(model.norm_f(h[-1])))
-    return torch.stack(rows)
+def _block(state: dict, i: int, h: torch.Tensor, n_heads: int) -> torch.Tensor:
+    """Block i of the stack on one stream h (T, d): pre-norm causal attention, then a GELU MLP."""
+    p = f"blocks.{i}."
+    T, d = h.shape
+    q, k, v = (F.linear(_norm(state, p + "norm1", h), state[p + "qkv.weight"])
+               .reshape(T, 3, n_heads, d // n_heads).permute(1, 2, 0, 3))             # each (heads, T, d_head)
+    mixed = F.scaled_dot_product_attention(q, k, v, is_causal=True)                   # (heads, T, d_head)
+    h = h + F.linear(mixed.permute(1, 0, 2).reshape(T, d), state[p + "proj.weight"])
+    hidden = F.gelu(F.linear(_norm(state, p + "norm2", h), state[p + "fc1.weight"], state[p + "fc1.bias"]))
+    return h + F.linear(hidden, state[p + "fc2.weight"], state[p + "fc2.bias"])
+
+
+def streams(state: dict, tokens: torch.Tensor, config: dict | None = None) -> list[torch.Tensor]:
+    """The residual stream (T, d) after each block, first block first."""
+    config = _config(config)
+    positions = torch.arange(tokens.shape[-1])
+    h = state["tok_emb.weight"][tokens] + state["pos_emb.weight"][positions]
+    out = []
+    for i in range(config["n_layers"]):
+        h = _block(state, i, h, config["n_heads"])
+        out.append(h)
+    return out
+
+
+def head(state: dict, h: torch.Tensor) -> torch.Tensor:
+    """The output head: the final norm, then the bias-free unembedding."""
+    return F.linear(_norm(state, "norm_f", h), state["unembed.weight"])
+
+
+def logits(state: dict, tokens: torch.Tensor, config: dict | None = None) -> torch.Tensor:
+    """(T, vocab_size): what TinyLM(**config) with these weights outputs."""
+    return head(state, streams(state, tokens, config)[-1])
+
+
+def logit_lens(state: dict, tokens: torch.Tensor, config: dict | None = None) -> torch.Tensor:
+    """(n_layers, vocab_size): the output head applied to the stream at the last position after each
+    block. Its last row is the model's own output there."""
+    return torch.stack([head(state, h[-1]) for h in streams(state, tokens, config)])
 
 
 def lens_guesses(lens_logits: torch.Tensor) -> list[int]:
@@ -94,44 +83,51 @@ def settled_at(guesses) -> int:
     return block
 
 
-# ---- the models the checks send ---------------------------------------------------------------
+# ---- a trained model, for the notes' figure ----------------------------------------------------
 
-def model_from(state: dict, config: dict | None = None) -> TinyLM:
-    """TinyLM(**config) holding ``state`` (the checks draw it with the visible checks' ``_state``)."""
-    with torch.device("meta"):
-        model = TinyLM(**{**CONFIG, **(config or {})})
-    model.load_state_dict(state, assign=True)
-    return model.eval()
+def initial_state(seed: int, config: dict | None = None) -> dict:
+    """The weights the notebook's TinyLM(**config) starts with after torch.manual_seed(seed): torch's
+    default initializations, drawn in the order the model makes its layers. The global random state
+    is restored afterwards."""
+    c = _config(config)
+    V, d, L = c["vocab_size"], c["d_model"], c["max_len"]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        layers = [("tok_emb", nn.Embedding(V, d)), ("pos_emb", nn.Embedding(L, d))]
+        for i in range(c["n_layers"]):
+            made = (("norm1", nn.LayerNorm(d)), ("qkv", nn.Linear(d, 3 * d, bias=False)),
+                    ("proj", nn.Linear(d, d, bias=False)), ("norm2", nn.LayerNorm(d)),
+                    ("fc1", nn.Linear(d, 4 * d)), ("fc2", nn.Linear(4 * d, d)))
+            layers += [(f"blocks.{i}.{name}", layer) for name, layer in made]
+        layers += [("norm_f", nn.LayerNorm(d)), ("unembed", nn.Linear(d, V, bias=False))]
+    return {f"{name}.{key}": t.detach().clone() for name, layer in layers for key, t in layer.state_dict().items()}
 
 
-# ---- a trained model, for the notes' figure ---------------------------------------------------
+def train_copy_first(state: dict, steps: int = 150, T: int = 8, batch: int = 32, lr: float = 1e-2,
+                     seed: int = 0, config: dict | None = None) -> float:
+    """Train ``state`` in place, as the build notebook's demonstration trains its TinyLM, to predict at
+    every position the first token of the sequence (a task only attention solves); the last loss."""
+    from torch.func import vmap
 
-def train_copy_first(model: TinyLM, steps: int = 150, T: int = 8, batch: int = 32, lr: float = 1e-2,
-                     seed: int = 0) -> float:
-    """Train ``model`` in place, as the build notebook's demonstration does, to predict at every
-    position the first token of its sequence (a task only attention solves); the last loss."""
-    from torch.func import functional_call, vmap
-
-    g = torch.Generator().manual_seed(seed)
-    V = model.unembed.out_features
-    params = dict(model.named_parameters())
-    run = vmap(lambda p, seq: functional_call(model, p, (seq,)), in_dims=(None, 0))
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    V = _config(config)["vocab_size"]
+    gen = torch.Generator().manual_seed(seed)
+    for t in state.values():
+        t.requires_grad_(True)
+    run = vmap(lambda seq: logits(state, seq, config))
+    opt = torch.optim.Adam(state.values(), lr=lr)
     for _ in range(steps):
-        seqs = torch.randint(V, (batch, T), generator=g)
-        logits = run(params, seqs)                                   # (batch, T, V)
-        loss = F.cross_entropy(logits.reshape(-1, V), seqs[:, :1].expand(batch, T).reshape(-1))
+        seqs = torch.randint(V, (batch, T), generator=gen)
+        loss = F.cross_entropy(run(seqs).reshape(-1, V), seqs[:, :1].expand(batch, T).reshape(-1))
         opt.zero_grad()
         loss.backward()
         opt.step()
+    for t in state.values():
+        t.requires_grad_(False)
     return loss.item()
 
 
-def trained_model(seed: int = 0) -> TinyLM:
-    """The notebook's trained TinyLM: default size, torch's global seed set to ``seed`` to build it
-    (the global random state is restored afterwards)."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        model = TinyLM(**CONFIG)
-    train_copy_first(model)
-    return model.eval()
+def trained_state(seed: int = 0) -> dict:
+    """The notebook's trained TinyLM, as a state_dict: default size, built after torch.manual_seed(seed)."""
+    state = initial_state(seed)
+    train_copy_first(state)
+    return state

@@ -25,8 +25,8 @@ def recall(W1: torch.Tensor, b1: torch.Tensor, W2: torch.Tensor, x: torch.Tensor
 
 def orthonormal_keys(n: int, d: int, seed: int, dtype=torch.float32) -> torch.Tensor:
     """n orthonormal rows in R^d (n <= d) from a private generator."""
-    g = torch.Generator().manual_seed(seed)
-    q, _ = torch.linalg.qr(torch.randn(d, n, generator=g, dtype=torch.float64))
+    gen = torch.Generator().manual_seed(seed)
+    q, _ = torch.linalg.qr(torch.randn(d, n, generator=gen, dtype=torch.float64))
     return q.T.contiguous().to(dtype)                                # (n, d)
 
 
@@ -38,11 +38,11 @@ def partial_probes(keys: torch.Tensor, overlaps, seed: int) -> torch.Tensor:
     """One probe per (key index, overlap): overlap * keys[i] plus a unit vector perpendicular to
     every key, scaled so the probe has norm 1. Needs n < d."""
     n, d = keys.shape
-    g = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
     k64 = keys.double()
     probes = []
     for i, c in overlaps:
-        u = torch.randn(d, generator=g, dtype=torch.float64)
+        u = torch.randn(d, generator=gen, dtype=torch.float64)
         u = u - k64.T @ (k64 @ u)                                    # perpendicular to every key
         u = u / u.norm()
         probes.append(c * k64[i] + (1 - c * c) ** 0.5 * u)

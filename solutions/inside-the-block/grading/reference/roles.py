@@ -5,8 +5,6 @@ config: a choice fixed before training starts (a hyperparameter, or a piece of t
 state: computed afresh by the forward pass for every input (kept only while it is needed).
 """
 
-CATEGORIES = ("learned", "config", "state")
-
 ANSWERS = {
     "n_layers": "config",
     "norm_statistics": "state",
