@@ -9,7 +9,7 @@ anywhere with the course's environment (it needs torch and matplotlib only):
 OUTDIR defaults to ``../figures/`` (the set's released figures folder) and is created if missing.
 Four PNGs are written, each 1350 px wide (9 in at 150 dpi), and nothing is printed:
 
-    costs.png           attention scores against T for three depths; weights of the tiny and real widths   (costs)
+    costs.png           attention scores against T for three depths; the weights of one layer against d  (costs)
     lens.png            the logit lens on a TinyLM trained for a second to copy the first token     (lens)
     memory.png          how much of a value comes back against the overlap with its key; recall error
                         of random keys as the table fills up                                         (memory)
