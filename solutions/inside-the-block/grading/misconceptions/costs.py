@@ -222,7 +222,7 @@ def model_weights(d, n_layers, vocab_size):
 
 c3_double_d = layer_weights(2) / layer_weights(1)
 c3_layer_4096 = 201_326_592
-c3_estimate_7b = "6.70e9"
+c3_estimate_7b = "6.70e9, close to the exact 6.74e9"
 '''),
     variant("C4-bytes-first", "C4_code", '''
 def weights_memory_gb(n_params, bits=16):
@@ -231,6 +231,6 @@ def weights_memory_gb(n_params, bits=16):
 
 
 c4_7b_gb = 14
-c4_70b_4bit_gb = "35.0"
+c4_70b_4bit_gb = "35 GB"
 '''),
 ]
