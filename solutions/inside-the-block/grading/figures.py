@@ -207,7 +207,7 @@ def superposition_figure(path: Path) -> Path:
     worst = fig.add_subplot(grid[1, 1:])
     ns = list(range(3, 17))
     for b, color in ((-0.3, GREY), (-0.6, BLUE), (-0.9, RED)):
-        values = [max(0.0, float(superposition.readout(torch.eye(m)[0], superposition.feature_directions(m), b)[1:].max()))
+        values = [float(superposition.readout(torch.eye(m)[0], superposition.feature_directions(m), b)[1:].max())
                   for m in ns]
         worst.plot(ns, values, "o-", color=color, ms=4, lw=2, label=f"b = {b}")
     worst.set_xlabel("number of features n (one of them on)")

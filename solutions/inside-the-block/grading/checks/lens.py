@@ -62,7 +62,8 @@ def test_B2_probability(student):
                      f"token_probability on hidden lens output {i + 1} of 3")
 
 
-@check("B2", points=2, hidden=True, says="settled_at on guess lists that settle early, late, never before the end, or at once")
+@check("B2", points=2, hidden=True,
+       says="settled_at on guess lists that settle early, late, never before the end, or at once")
 def test_B2_settled(student):
     cases = [[1, 1, 1, 1], [2, 1, 1, 1], [1, 1, 1, 2], [5, 3, 5, 3, 5], [0, 0, 9, 0, 0], [6, 6], [8, 3, 3, 3, 3, 3]]
     for i, guesses in enumerate(cases):

@@ -13,13 +13,14 @@ def _pairs(seed: int, n: int = 6, d: int = 16):
     return ref.orthonormal_keys(n, d, seed), ref.random_values(n, d, seed + 1)
 
 
-@check("B3", points=4, hidden=True, says="store_pairs matches the reference on random keys and values, for three thresholds")
+@check("B3", points=4, hidden=True,
+       says="store_pairs matches the reference on random keys and values, for three thresholds")
 def test_B3_store_random(student):
     for i, (seed, threshold) in enumerate([(701, 0.5), (702, 0.3), (703, 0.7)]):
         keys, values = _pairs(seed)
         label = f"store_pairs(keys, values, threshold) on hidden pairs {i + 1} of 3"
         got = _triple(student.call("store_pairs", keys, values, threshold=threshold), 6, 16, label, shown=False)
-        for name, mine, want in zip(("W1", "b1", "W2"), got, ref.store_pairs(keys, values, threshold)):
+        for name, mine, want in zip(("W1", "b1", "W2"), got, ref.store_pairs(keys, values, threshold), strict=True):
             expect_close(mine, want, f"{label}: {name}")
 
 
@@ -33,7 +34,8 @@ def test_B3_recall_random(student):
                      f"recall(W1, b1, W2, x) with hidden random weights, on {label}")
 
 
-@check("B3", points=4, hidden=True, says="store_pairs then recall: every stored key, alone and as a batch, gives its value")
+@check("B3", points=4, hidden=True,
+       says="store_pairs then recall: every stored key, alone and as a batch, gives its value")
 def test_B3_round_trip(student):
     for i, (seed, n, d) in enumerate([(721, 6, 16), (722, 10, 10)]):
         keys, values = _pairs(seed, n, d)
@@ -45,7 +47,8 @@ def test_B3_round_trip(student):
 
 
 @check("B3", points=3, hidden=True,
-       says="store_pairs then recall on inputs that only partly match a key (overlap below the threshold): nothing comes back")
+       says="store_pairs then recall on inputs that only partly match a key (overlap below the threshold): "
+            "nothing comes back")
 def test_B3_partial_match(student):
     keys, values = _pairs(731)
     probes = ref.partial_probes(keys, [(0, 0.2), (2, 0.35), (4, 0.45), (5, -0.4)], seed=732)

@@ -12,11 +12,13 @@ from ..reference import superposition as ref
 def test_B4_directions(student):
     for n in (1, 2, 5, 7, 12):
         got = student.call("feature_directions", n)
-        expect_close(got, ref.feature_directions(n), "feature_directions(n) for one of the hidden n", atol=1e-6, rtol=1e-5)
+        expect_close(got, ref.feature_directions(n), "feature_directions(n) for one of the hidden n",
+                     atol=1e-6, rtol=1e-5)
 
 
 @check("B4", points=4, hidden=True,
-       says="readout matches relu(W^T W x + b) for random W with 2 or 3 rows, a number or a vector for b, one x or a batch")
+       says="readout matches relu(W^T W x + b) for random W with 2 or 3 rows, a number or a vector for b, one x "
+            "or a batch")
 def test_B4_readout_random(student):
     g = torch.Generator().manual_seed(801)
     for i, (m, n, x_shape, vector_b) in enumerate([(2, 5, (5,), False), (3, 6, (4, 6), False), (2, 7, (3, 7), True)]):
@@ -42,7 +44,8 @@ def test_B4_readout_batched(student):
        says="interferes on other numbers of features, sets of active features and biases, cancellations included")
 def test_B5_interferes(student):
     cases = [(5, [0], -0.35), (5, [1, 3], -0.35), (7, [0], -0.7), (7, [0], -0.5), (4, [1, 3], -0.1),
-             (6, [0, 3], -0.2), (2, [0], -0.1), (1, [0], -0.5), (9, [0, 4], -0.9), (12, [2], -0.9), (3, [0, 1, 2], -0.1)]
+             (6, [0, 3], -0.2), (2, [0], -0.1), (1, [0], -0.5), (9, [0, 4], -0.9), (12, [2], -0.9),
+             (3, [0, 1, 2], -0.1)]
     for i, (n, active, b) in enumerate(cases):
         got = as_bool(student.call("interferes", n, active, b), "interferes(n, active, b)")
         expect(got == ref.interferes(n, active, b), f"interferes(n, active, b) is wrong on hidden case {i + 1} of "

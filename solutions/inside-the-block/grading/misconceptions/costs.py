@@ -168,7 +168,8 @@ c3_estimate_7b = 6.7
         "Gives the 70B model's size at the default 16 bits instead of at 4 bits.",
         "Pass bits=4: quantization to 4 bits stores each weight in half a byte.",
         "C4_code",
-        changed(_MEMORY, "c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)", "c4_70b_4bit_gb = weights_memory_gb(70e9)"),
+        changed(_MEMORY, "c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)",
+                "c4_70b_4bit_gb = weights_memory_gb(70e9)"),
     ),
 ]
 

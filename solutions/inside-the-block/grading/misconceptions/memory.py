@@ -39,7 +39,8 @@ ENTRIES = [
         "matches off.",
         "The bias must lower each unit's input so that only overlaps above the threshold survive the ReLU.",
         "B3_code",
-        changed(_MEMORY, "b1 = torch.full((keys.shape[0],), -threshold)", "b1 = torch.full((keys.shape[0],), threshold)"),
+        changed(_MEMORY, "b1 = torch.full((keys.shape[0],), -threshold)",
+                "b1 = torch.full((keys.shape[0],), threshold)"),
     ),
     wrong(
         "B3-no-bias",
