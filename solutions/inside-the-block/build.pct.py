@@ -1,0 +1,499 @@
+# %% md
+# # Inside the block: build it
+#
+# In this notebook you open up a small transformer while it runs. You read its prediction after
+# every block with the logit lens, build an MLP that works as a lookup table of (key, value)
+# pairs, and squeeze five features into two numbers to see when they get in each other's way.
+#
+# **How this notebook works**
+#
+# - Run the setup cell and the model cell first, then work from top to bottom.
+# - Write code only inside the cells marked by a **TODO** box, where `raise NotImplementedError`
+#   stands. Keep every given name, signature and argument default as it is.
+# - Each TODO cell is followed by its check cells; run them. A *visible* check runs at once and
+#   prints what it checked when it passes. A *hidden* check prints one line saying what it will
+#   check and runs only when your notebook is graded, on models, sizes and seeds you never see.
+#   Test your code on more than the visible examples.
+# - Leave the check cells where they are, unedited, and do not change the model cell: the grader
+#   loads its own weights into the model as it is written there.
+# - Tensors must have exactly the shape asked for, and match within `atol=1e-5, rtol=1e-4`
+#   (`atol=1e-4, rtol=1e-4` for the logits of B1).
+# - B6 is a short written answer, read and graded by a TA.
+#
+# 68 points are graded automatically (B1 to B5) and 4 by hand (B6). The lesson notes,
+# `notes/inside-the-block.md` (figures in `figures/`), sit next to this notebook.
+
+# %% code
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from student_side import check, ready
+
+_ = torch.manual_seed(0)
+
+# %% md
+# ## The model
+#
+# The cell below defines `TinyLM`, a decoder-only transformer small enough to read in full. It
+# works on one sequence at a time: `tokens` is a 1-D `LongTensor` of $T$ token ids
+# ($T \le$ `max_len`), and `model(tokens)` returns logits of shape `(T, vocab_size)`, one row per
+# position, each predicting the token that comes next.
+#
+# - `embed(tokens)` turns each token id into its row of `tok_emb` and adds the row of `pos_emb` for
+#   its position: the residual stream $h$, of shape `(T, d_model)`, enters the first block.
+# - Each `TinyBlock` is a pre-norm block like the one you wrote in week 4 (B6), with causal
+#   attention, two heads and a GELU MLP of width $4d$. It maps the stream `(T, d)` to `(T, d)`.
+# - After the last block come the final norm `norm_f` and the unembedding `unembed`, a bias-free
+#   map from $d$ to one logit per vocabulary entry.
+#
+# The cell builds the default model from a fixed seed, so everyone starts from the same weights.
+
+# %% code
+class TinyBlock(nn.Module):
+    """Pre-norm block on one sequence h of shape (T, d): causal multi-head attention, then a GELU MLP."""
+
+    def __init__(self, d_model, n_heads):
+        super().__init__()
+        self.n_heads = n_heads
+        self.norm1 = nn.LayerNorm(d_model)
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)     # W_Q, W_K, W_V side by side
+        self.proj = nn.Linear(d_model, d_model, bias=False)        # W_O
+        self.norm2 = nn.LayerNorm(d_model)
+        self.fc1 = nn.Linear(d_model, 4 * d_model)                 # W_1, b_1
+        self.fc2 = nn.Linear(4 * d_model, d_model)                 # W_2, b_2
+
+    def attention(self, h):                                        # h: (T, d)
+        T, d = h.shape
+        d_head = d // self.n_heads
+        q, k, v = self.qkv(h).view(T, 3, self.n_heads, d_head).permute(1, 2, 0, 3)   # each (heads, T, d_head)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(d_head)       # (heads, T, T)
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)
+        weights = scores.masked_fill(future, float("-inf")).softmax(dim=-1)
+        return self.proj((weights @ v).transpose(0, 1).reshape(T, d))   # (T, d)
+
+    def forward(self, h):                                          # h: (T, d)
+        h = h + self.attention(self.norm1(h))
+        return h + self.fc2(F.gelu(self.fc1(self.norm2(h))))
+
+
+class TinyLM(nn.Module):
+    """Token and position tables, n_layers pre-norm blocks, a final LayerNorm, a bias-free unembedding."""
+
+    def __init__(self, vocab_size=16, d_model=16, n_layers=4, n_heads=2, max_len=16):
+        super().__init__()
+        self.tok_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(max_len, d_model)
+        self.blocks = nn.ModuleList(TinyBlock(d_model, n_heads) for _ in range(n_layers))
+        self.norm_f = nn.LayerNorm(d_model)
+        self.unembed = nn.Linear(d_model, vocab_size, bias=False)
+
+    def embed(self, tokens):                                       # tokens: (T,) int64
+        return self.tok_emb(tokens) + self.pos_emb(torch.arange(len(tokens)))   # (T, d)
+
+    def forward(self, tokens):                                     # tokens: (T,) int64
+        h = self.embed(tokens)
+        for block in self.blocks:
+            h = block(h)
+        return self.unembed(self.norm_f(h))                        # (T, vocab_size)
+
+
+torch.manual_seed(5)                                               # the same default model for everyone
+model = TinyLM()
+print(f"TinyLM: {len(model.blocks)} blocks, {sum(p.numel() for p in model.parameters()):,} parameters")
+
+# %% md
+# ## B1 · The logit lens (14 points)
+#
+# No block ever replaces the residual stream: each one adds its two updates to it, and the
+# stream keeps the width $d$ from the first block to the last. So the stream after block 2 is a
+# vector of the same kind as the stream after the last block, and nothing stops you from handing
+# it to the output head early. That is the **logit lens**: for each block $\ell = 1, \dots, N$,
+# take the stream $h^{(\ell)}$ right after block $\ell$, at the last position $T$ (the one that
+# predicts the next token), and compute
+#
+# $$\text{lens}_\ell = \texttt{unembed}\big(\texttt{norm\_f}(h^{(\ell)}_T)\big) \in \mathbb{R}^{V}.$$
+#
+# Apply the head as it is, final norm included: the unembedding was trained on vectors that come
+# out of `norm_f`, and the raw stream's scale drifts as the blocks add to it. The row for the
+# last block is exactly what the model itself outputs at that position. Reading the rows from
+# top to bottom shows how the prediction takes shape through the stack.
+
+# %% md
+# > **TODO (B1, 14 points, about 6 lines).** Write `LensLM.forward(tokens)`. `LensLM` is `TinyLM`
+# > with the same `__init__` and weights; only its `forward` differs: it returns the logit lens
+# > at the last position, a tensor of shape `(n_layers, vocab_size)` whose row $\ell - 1$ is
+# > $\text{lens}_\ell$. Use `self.embed`, `self.blocks`, `self.norm_f` and `self.unembed`, and
+# > keep the stream as the blocks leave it (the norm is applied to a copy for reading only).
+# >
+# > **Checked:** on the default-sized model, one row of 16 logits per block, the last equal to
+# > `TinyLM`'s own output at the last position; and on a model whose blocks add nothing, every
+# > row equal to `unembed(norm_f(.))` of the last token's embedding (visible); three random
+# > models, a deeper and wider model with another vocabulary, a single block, and prompts of one
+# > token and of `max_len` tokens, against a reference (hidden).
+
+# %% solution id=B1_code
+class LensLM(TinyLM):
+    """TinyLM whose forward returns what the logit lens reads after each block, at the last position."""
+
+    def forward(self, tokens):                                     # tokens: (T,) int64
+        ### BEGIN SOLUTION
+        h = self.embed(tokens)                                     # (T, d)
+        rows = []
+        for block in self.blocks:
+            h = block(h)                                           # the stream after this block
+            rows.append(self.unembed(self.norm_f(h[-1])))          # (vocab_size,)
+        return torch.stack(rows)                                   # (n_layers, vocab_size)
+        ### END SOLUTION
+
+# %% checks B1
+
+# %% md
+# ## B2 · Reading the lens (8 points)
+#
+# A row of the lens is a vector of logits. Three small functions turn the rows into something to
+# read: the token each block would guess, the probability each block gives one token of your
+# choice (a softmax over the vocabulary, row by row), and the block from which the guess stops
+# changing.
+#
+# Say the guesses after four blocks are `[9, 2, 2, 2]`: from block 2 on, every guess is the final
+# one, so the guess settles at block 2. For `[2, 2, 9, 2]` it settles only at block 4, because
+# block 3 still disagrees.
+
+# %% md
+# > **TODO (B2, 8 points, about 6 lines).** Write, for `lens_logits` of shape `(n_layers, vocab_size)`
+# > such as `LensLM`'s output:
+# >
+# > - `lens_guesses(lens_logits)`: the guess of each block, the index of its largest logit, as a
+# >   list of `n_layers` Python ints;
+# > - `token_probability(lens_logits, token)`: the probability each row gives `token`, a tensor of
+# >   shape `(n_layers,)`;
+# > - `settled_at(guesses)`: for a list of guesses, the first block (counted from 1) from which every
+# >   guess equals the last one, as an `int`.
+# >
+# > **Checked:** a 3 x 4 example and three guess lists (visible); random lens outputs of several
+# > sizes and more guess lists (hidden).
+
+# %% solution id=B2_code
+def lens_guesses(lens_logits):
+    """The arg max of each row, as a list of ints."""
+    ### BEGIN SOLUTION
+    return lens_logits.argmax(dim=-1).tolist()
+    ### END SOLUTION
+
+
+def token_probability(lens_logits, token):
+    """softmax over the vocabulary of each row, at `token`: shape (n_layers,)."""
+    ### BEGIN SOLUTION
+    return lens_logits.softmax(dim=-1)[:, token]
+    ### END SOLUTION
+
+
+def settled_at(guesses):
+    """The first block (from 1) from which every guess equals the last one."""
+    ### BEGIN SOLUTION
+    block = len(guesses)
+    while block > 1 and guesses[block - 2] == guesses[-1]:
+        block -= 1
+    return block
+    ### END SOLUTION
+
+# %% checks B2
+
+# %% md
+# The next cell trains a `TinyLM` for about a second on a task only attention can solve: at every
+# position, predict the **first** token of the sequence. Then it reads the lens on three prompts
+# with your functions. Before you run it, guess: will the first block already know the answer?
+
+# %% code grader=skip
+from torch.func import functional_call, vmap
+
+
+def train_copy_first(model, steps=150, T=8, batch=32, lr=1e-2, seed=0):
+    """Train `model` in place to predict, at every position, the first token of its sequence."""
+    g = torch.Generator().manual_seed(seed)
+    V = model.unembed.out_features
+    params = dict(model.named_parameters())
+    run = vmap(lambda p, seq: functional_call(model, p, (seq,)), in_dims=(None, 0))   # a batch of sequences
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    for _ in range(steps):
+        seqs = torch.randint(V, (batch, T), generator=g)
+        logits = run(params, seqs)                                 # (batch, T, V)
+        loss = F.cross_entropy(logits.reshape(-1, V), seqs[:, :1].expand(batch, T).reshape(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return loss.item()
+
+
+torch.manual_seed(0)
+trained = TinyLM()
+print(f"loss after training: {train_copy_first(trained):.3f}")
+try:
+    lens = LensLM()
+    lens.load_state_dict(trained.state_dict())
+    with torch.no_grad():
+        for seed in range(3):
+            prompt = torch.randint(16, (7,), generator=torch.Generator().manual_seed(100 + seed))
+            rows = lens(prompt)
+            guesses = lens_guesses(rows)
+            chance = [f"{p:.2f}" for p in token_probability(rows, int(prompt[0])).tolist()]
+            print(f"prompt {prompt.tolist()}: guesses per block {guesses}, P(first token) per block {chance}, "
+                  f"settled at block {settled_at(guesses)}")
+except NotImplementedError:
+    print("Write LensLM (B1) and the three functions of B2 first, then run this cell again.")
+
+# %% md
+# ## B3 · The MLP as a key-value memory (18 points)
+#
+# Leave out $b_2$ and write the MLP as $\mathrm{MLP}(x) = W_2\,\mathrm{relu}(W_1 x + b_1)$ with
+# $W_1 \in \mathbb{R}^{n \times d}$ and $W_2 \in \mathbb{R}^{d \times n}$ ($n$ hidden units).
+# Look at one hidden unit $i$ at a time:
+#
+# - its input is $k_i^\top x + b_{1,i}$, where $k_i$ is **row** $i$ of $W_1$. The row is a
+#   pattern, a *key*, and the unit measures how well the token matches it;
+# - its output $a_i$ multiplies **column** $i$ of $W_2$, so the MLP returns
+#   $\sum_i a_i\, (W_2)_{:, i}$. The column is what the unit writes into the stream when it fires,
+#   its *value*.
+#
+# So an MLP can hold a table of pairs. Take $n$ unit-length keys $k_1, \dots, k_n$ that are
+# nearly perpendicular, and values $v_1, \dots, v_n$. Put the keys in the rows of $W_1$ and give
+# every unit the bias $-\theta$ for a threshold $0 < \theta < 1$: a unit then stays at zero unless
+# the input lines up with its key by more than $\theta$. Fed its own key, unit $i$ reaches
+# $1 - \theta$ while the others stay off, so put the values in the columns of $W_2$, scaled so that
+# this recalls $v_i$ exactly. An input that matches no key well enough writes nothing at all.
+
+# %% md
+# > **TODO (B3, 18 points, about 6 lines).**
+# >
+# > - `store_pairs(keys, values, threshold=0.5)`: for `keys` of shape `(n, d)` (unit rows) and
+# >   `values` of shape `(n, d)`, return the tuple `(W1, b1, W2)` of the memory above: `W1` of shape
+# >   `(n, d)` with the keys as rows, `b1` of shape `(n,)` with every entry $-\theta$, and `W2` of shape
+# >   `(d, n)` whose column $i$ is value $i$, scaled so that key $i$ recalls value $i$ exactly.
+# > - `recall(W1, b1, W2, x)`: $W_2\,\mathrm{relu}(W_1 x + b_1)$ for one input `x` of shape `(d,)`,
+# >   or for each row of a batch of shape `(m, d)`.
+# >
+# > **Checked:** three one-hot keys in $\mathbb{R}^4$, and `recall` with that example's weights
+# > (visible); random keys, values and thresholds against a reference, `recall` with random weights,
+# > every stored key recalled through your own two functions, and inputs that only partly match a
+# > key (hidden).
+
+# %% solution id=B3_code
+def store_pairs(keys, values, threshold=0.5):
+    """W1 (n, d): the keys as rows; b1 (n,): -threshold; W2 (d, n): column i recalls value i for key i."""
+    ### BEGIN SOLUTION
+    W1 = keys.clone()                                              # (n, d)
+    b1 = torch.full((keys.shape[0],), -threshold)                  # (n,)
+    W2 = values.T / (1 - threshold)                                # (d, n): a unit fed its key reaches 1 - threshold
+    return W1, b1, W2
+    ### END SOLUTION
+
+
+def recall(W1, b1, W2, x):
+    """W2 relu(W1 x + b1) for x of shape (d,) or (m, d)."""
+    ### BEGIN SOLUTION
+    hidden = torch.relu(x @ W1.T + b1)                             # (n,) or (m, n)
+    return hidden @ W2.T                                           # (d,) or (m, d)
+    ### END SOLUTION
+
+# %% checks B3
+
+# %% md
+# For your own curiosity (not graded): the next cell stores four pairs in $\mathbb{R}^8$ and feeds
+# the memory inputs that share less and less with key 0. How much of value 0 comes back?
+
+# %% code grader=skip
+g = torch.Generator().manual_seed(1)
+demo_keys = torch.linalg.qr(torch.randn(8, 4, generator=g))[0].T   # (4, 8): orthonormal rows
+demo_values = torch.randn(4, 8, generator=g)
+away = torch.randn(8, generator=g)
+away = away - demo_keys.T @ (demo_keys @ away)                     # perpendicular to every key
+away = away / away.norm()
+try:
+    W1, b1, W2 = store_pairs(demo_keys, demo_values, threshold=0.5)
+    for overlap in (1.0, 0.9, 0.75, 0.6, 0.5, 0.4, 0.2):
+        probe = overlap * demo_keys[0] + math.sqrt(1 - overlap ** 2) * away
+        share = recall(W1, b1, W2, probe) @ demo_values[0] / demo_values[0].norm() ** 2
+        print(f"overlap with key 0: {overlap:.2f}  ->  value 0 recalled x {share.item():.2f}")
+except NotImplementedError:
+    print("Write store_pairs and recall first, then run this cell again.")
+
+# %% md
+# ## B4 · Superposition: more features than numbers (14 points)
+#
+# A model can detect far more features (concepts) than its stream has dimensions. It can afford
+# that because it gives each feature a direction of its own, and in a space of thousands of
+# dimensions a huge number of directions are nearly perpendicular. This is called
+# **superposition**. Two numbers are enough to watch how it works and where it breaks.
+#
+# Give each of $n$ features a unit direction in the plane, evenly spread around the circle:
+# column $k$ of $W \in \mathbb{R}^{2 \times n}$ is $(\cos(2\pi k/n), \sin(2\pi k/n))$. A vector
+# $x \in \mathbb{R}^n$ of feature strengths, most of them zero, is stored in just two numbers,
+# $h = Wx$. To read feature $j$ back, take its dot product with $h$, which is entry $j$ of
+# $W^\top h$, add a negative bias and cut at zero:
+#
+# $$\hat x = \mathrm{relu}(W^\top W x + b), \qquad b < 0.$$
+#
+# Entry $j$ of $W^\top W x$ is $\sum_k x_k \cos(\text{angle between features } j \text{ and } k)$.
+# A feature that is on contributes fully to its own readout and partly to the readouts of
+# features whose directions lie close to its own; the bias is there to cancel those partial
+# contributions.
+
+# %% md
+# > **TODO (B4, 14 points, about 5 lines).**
+# >
+# > - `feature_directions(n)`: the float32 tensor $W$ of shape `(2, n)` above (row 0 the cosines,
+# >   row 1 the sines).
+# > - `readout(x, W, b)`: $\mathrm{relu}(W^\top W x + b)$ for `W` of shape `(m, n)` and `x` of shape
+# >   `(n,)` or with leading dims `(..., n)`, one readout per feature on the last dim; `b` is a number or a
+# >   tensor of shape `(n,)`.
+# >
+# > **Checked:** `feature_directions(4)` and the lengths of `feature_directions(3)`'s columns, and
+# > two readouts with the square's directions (visible); other $n$, random `W` with 2 or 3 rows, `b`
+# > as a number and as a vector, and inputs with one and two leading dims (hidden).
+
+# %% solution id=B4_code
+def feature_directions(n):
+    """(2, n): column k is (cos(2 pi k / n), sin(2 pi k / n))."""
+    ### BEGIN SOLUTION
+    angles = 2 * math.pi * torch.arange(n, dtype=torch.float64) / n
+    return torch.stack([angles.cos(), angles.sin()]).float()       # (2, n)
+    ### END SOLUTION
+
+
+def readout(x, W, b):
+    """relu(W^T W x + b) on the last dim: x (..., n), W (m, n), b a number or (n,)."""
+    ### BEGIN SOLUTION
+    h = x @ W.T                                                    # (..., m): the stored vector W x
+    return torch.relu(h @ W + b)                                   # (..., n)
+    ### END SOLUTION
+
+# %% checks B4
+
+# %% md
+# ## B5 · When features interfere (14 points)
+#
+# Switch some features on, each with strength 1, store them in $h$ and read all $n$ back. The
+# readout is **clean** when every active feature reads above zero and every other feature reads
+# zero. Anything else is **interference**: a feature that is off lights up, or an active one is
+# wiped out. Count a readout as lit when it is above $10^{-6}$, which keeps rounding errors from
+# deciding.
+#
+# Whether a case is clean depends on the angles between the directions and on how deep the bias
+# cuts. Two features at an angle $\alpha$ contribute $\cos\alpha$ to each other's readouts, and
+# several active features add their contributions up, or cancel them out.
+
+# %% md
+# > **TODO (B5, 14 points, about 8 lines).**
+# >
+# > - `interferes(n, active, b)`: with the features whose indices are in the list `active` set to 1
+# >   (the others 0), directions from `feature_directions(n)` and bias `b`, return `True` when the
+# >   readout interferes and `False` when it is clean, as a Python `bool`.
+# > - `b5_interferes`: a dict mapping each case below to `True` (interferes) or `False` (clean), all
+# >   with $b = -0.4$. Predict each one first, then run your function on it.
+# >
+# > | name | features | active |
+# > |---|---|---|
+# > | `"pentagon_one"` | $n = 5$ | `[0]` |
+# > | `"pentagon_neighbours"` | $n = 5$ | `[0, 1]` |
+# > | `"pentagon_non_neighbours"` | $n = 5$ | `[0, 2]` |
+# > | `"square_opposite"` | $n = 4$ | `[0, 2]` |
+# > | `"hexagon_one"` | $n = 6$ | `[0]` |
+# > | `"triangle_two"` | $n = 3$ | `[0, 1]` |
+# >
+# > **Checked:** three cases of `interferes` with $b = -0.4$ (visible); `interferes` on other
+# > numbers of features, active sets and biases (hidden); each of the six answers, one point each
+# > (hidden).
+
+# %% solution id=B5_code
+def interferes(n, active, b):
+    """True when reading back the active features (strength 1) lights an off feature or darkens an active one."""
+    ### BEGIN SOLUTION
+    x = torch.zeros(n)
+    x[active] = 1.0
+    out = readout(x, feature_directions(n), b)                     # (n,)
+    on = x > 0
+    return bool((out[~on] > 1e-6).any() or (out[on] <= 1e-6).any())
+    ### END SOLUTION
+
+
+# Your answer, in this form (replace each ... by True or False):
+# b5_interferes = {
+#     "pentagon_one": ...,
+#     "pentagon_neighbours": ...,
+#     "pentagon_non_neighbours": ...,
+#     "square_opposite": ...,
+#     "hexagon_one": ...,
+#     "triangle_two": ...,
+# }
+### BEGIN SOLUTION
+b5_interferes = {
+    "pentagon_one": False,
+    "pentagon_neighbours": False,
+    "pentagon_non_neighbours": True,
+    "square_opposite": True,
+    "hexagon_one": True,
+    "triangle_two": False,
+}
+### END SOLUTION
+
+# %% checks B5
+
+# %% md
+# For your own curiosity (not graded): ten features, with feature 0 alone switched on. The cell
+# prints every feature's readout for two biases. Which bias keeps the readout clean, and why?
+
+# %% code grader=skip
+try:
+    W10 = feature_directions(10)
+    for bias in (-0.7, -0.9):
+        print(f"b = {bias}: readouts", [round(v, 3) for v in readout(torch.eye(10)[0], W10, bias).tolist()])
+except NotImplementedError:
+    print("Write feature_directions and readout (B4) first, then run this cell again.")
+
+# %% md
+# ## B6 · Does the last block matter? (4 points, graded by hand)
+#
+# A classmate runs `LensLM` on one prompt, sees the guesses settle at block 3 of 4, and concludes
+# that block 4 does nothing for this model and could be removed without loss.
+
+# %% md
+# > **TODO (B6, 4 points, 3 to 6 sentences).** In the cell below, explain why that conclusion does
+# > not follow from what the lens showed, and describe how you would test the claim instead. A TA
+# > grades this answer. Double-click the cell to edit it.
+
+# %% answer id=B6_answer points=4
+# ### BEGIN SOLUTION
+# The lens only reports the arg max of each row. Block 4 can still change the logits after the top
+# guess is fixed, making the right token more or less probable and reshaping the rest of the
+# distribution, and the training loss depends on those probabilities, not on the arg max alone. The
+# observation also covers one prompt at one position, while block 4 is shared by every position of
+# every prompt: other prompts may need it to settle at all. That the final head already decodes the
+# answer from what block 3 leaves in the stream says what that readout can see, not that block 4
+# adds nothing (it may strengthen the same direction, or write what the head does not read at this
+# position). To test the claim, remove block 4 (or zero its two output layers) and compare the loss
+# and the accuracy of the model with and without it over many prompts and positions.
+# ### END SOLUTION
+
+# %% md id=B6_rubric
+# *B6 is graded by hand, out of 4 points, by a TA who reads your explanation.*
+#
+# <!-- BEGIN MARK SCHEME -->
+# **B6 rubric (for TAs: formgrader shows it, the students' notebooks do not have it).** Up to one
+# point for each of the four elements below. Wording is free: an element stated in other words
+# counts.
+#
+# | element | points |
+# |---|---|
+# | **The arg max is not the output.** The lens shows the top guess only; block 4 can still change the logits (the probability of the right token, the rest of the distribution), and the loss depends on the probabilities. | 1 |
+# | **One prompt is not the model.** Block 4 works at every position of every prompt; other prompts or positions may settle only at block 4, so one example cannot show that it is idle. | 1 |
+# | **What settling means.** The guess settling at block 3 says the final head can already decode the answer from that stream, which is a fact about the readout, not proof that block 4 adds nothing (it may reinforce the answer or write what the head ignores here). | 1 |
+# | **How to test it.** An ablation: remove block 4 (or zero its output layers) and compare loss or accuracy with and without it over many prompts and positions. | 1 |
+#
+# Give half a point for an element that is there but vague (for example "block 4 might still do
+# something"). An answer that only restates that the guess did not change earns 0. Mentioning
+# that the final norm was trained on the last block's output, and so reads earlier streams only
+# approximately, is right and may stand in for the third element.
+# <!-- END MARK SCHEME -->
