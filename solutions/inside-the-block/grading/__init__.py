@@ -4,32 +4,26 @@ Everything here is also in the student contract (``contract.md`` next to this fi
 notebooks, the lesson concepts in order (the module names of ``checks/``, ``misconceptions/`` and
 ``reference/`` here and of the visible checks in ``../student_side/checks/``), and the questions
 with their names and points. Nothing in this folder is released.
-
-Plain data for now: each question is a dict with the fields of ``Question(id, notebook, points,
-concept, names, manual=False)``.
 """
+
+from autograder.grader_side.contract import Question
 
 NOTEBOOKS = ("concepts", "build")
 CONCEPTS = ("roles", "costs", "lens", "memory", "superposition")
 
 QUESTIONS = [
-    dict(id="C1", notebook="concepts", points=12, concept="roles", names=("c1_categories",), manual=False),
-    dict(id="C2", notebook="concepts", points=7, concept="costs",
-         names=("attention_scores", "c2_double_T", "c2_double_N"), manual=False),
-    dict(id="C3", notebook="concepts", points=8, concept="costs",
-         names=("layer_weights", "model_weights", "c3_double_d", "c3_layer_4096", "c3_estimate_7b"), manual=False),
-    dict(id="C4", notebook="concepts", points=5, concept="costs",
-         names=("weights_memory_gb", "c4_7b_gb", "c4_70b_4bit_gb"), manual=False),
+    Question("C1", "concepts", 12, "roles", ("c1_categories",)),
+    Question("C2", "concepts", 7, "costs", ("attention_scores", "c2_double_T", "c2_double_N")),
+    Question("C3", "concepts", 8, "costs",
+             ("layer_weights", "model_weights", "c3_double_d", "c3_layer_4096", "c3_estimate_7b")),
+    Question("C4", "concepts", 5, "costs", ("weights_memory_gb", "c4_7b_gb", "c4_70b_4bit_gb")),
     # LensLM is the student's; TinyLM is the notebook's given model, which B1's visible check also runs.
-    dict(id="B1", notebook="build", points=14, concept="lens", names=("LensLM", "TinyLM"), manual=False),
-    dict(id="B2", notebook="build", points=8, concept="lens",
-         names=("lens_guesses", "token_probability", "settled_at"), manual=False),
-    dict(id="B3", notebook="build", points=18, concept="memory", names=("store_pairs", "recall"), manual=False),
-    dict(id="B4", notebook="build", points=14, concept="superposition", names=("feature_directions", "readout"),
-         manual=False),
-    dict(id="B5", notebook="build", points=14, concept="superposition", names=("interferes", "b5_interferes"),
-         manual=False),
-    dict(id="B6", notebook="build", points=4, concept="lens", names=(), manual=True),
+    Question("B1", "build", 14, "lens", ("LensLM", "TinyLM")),
+    Question("B2", "build", 8, "lens", ("lens_guesses", "token_probability", "settled_at")),
+    Question("B3", "build", 18, "memory", ("store_pairs", "recall")),
+    Question("B4", "build", 14, "superposition", ("feature_directions", "readout")),
+    Question("B5", "build", 14, "superposition", ("interferes", "b5_interferes")),
+    Question("B6", "build", 4, "lens", (), manual=True),
 ]
 
 # No question forbids a route: nothing here asks for an operation torch already has.

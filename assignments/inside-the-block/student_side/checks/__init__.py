@@ -1,0 +1,291 @@
+"""The toolkit every problem set's checks are written with: the decorator, the registry, and the
+helpers the checks share.
+
+This package runs beside student code (in the student's kernel, or in the grader's sandbox child)
+and is released to students verbatim with every set. In a release, the set's *visible* checks sit
+next to this file, one module per lesson concept (``solutions/<set>/student_side/checks/``); the
+hidden ones stay with the grader (``solutions/<set>/grading/checks/``). Both register through the
+same ``@check`` decorator.
+
+A check is a function ``test_<id>(student)`` decorated with ``@check(...)``, which records its
+question, points, whether it is hidden, and one line saying what it checks. ``<id>`` starts with
+the question id and is also the ``grade_id`` of the notebook cell that runs it under nbgrader, so
+both graders award the same points for the same check.
+
+A module may also declare ``FORMS``: answer variable -> a reader that raises ``CheckFailed`` unless
+the answer has a form the grader can read (``ready()`` runs them in the notebook).
+
+Failure messages are written for the student: they say what was called, on what kind of input,
+and how far off it was, never the probe values or the expected numbers of a hidden check.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import pkgutil
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from ..student import CheckFailed
+
+# The default tolerances (values within atol + rtol * |expected|; gradients looser).
+ATOL, RTOL = 1e-5, 1e-4
+GRAD_ATOL, GRAD_RTOL = 1e-4, 1e-3
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    question: str
+    points: float
+    hidden: bool
+    says: str
+    run: Callable
+
+
+def check(question: str, points: float, hidden: bool, says: str):
+    """Mark ``test_<question>_<name>(student)`` as a check worth ``points`` (``fn.check``)."""
+    def register(fn):
+        cid = fn.__name__.removeprefix("test_")
+        if not cid.startswith(question + "_"):
+            raise ValueError(f"{fn.__name__}: name it test_{question}_<what>, with the question id it checks")
+        fn.check = Check(cid, question, points, hidden, says, fn)
+        return fn
+    return register
+
+
+def checks_in(module) -> list[Check]:
+    """The checks a module defines, in the order it defines them."""
+    return [fn.check for fn in vars(module).values() if isinstance(getattr(fn, "check", None), Check)]
+
+
+# Checks and answer forms a grader adds to the ones beside this file (the hidden ones, in-kernel).
+_ADDED: dict[str, Check] = {}
+
+
+def add(found: dict[str, Check]) -> None:
+    _ADDED.update(found)
+
+
+@functools.lru_cache(maxsize=None)
+def _modules() -> tuple:
+    """The check modules next to this file (the released set's visible checks)."""
+    return tuple(importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__))
+
+
+def registered() -> dict[str, Check]:
+    """Every check here, by id: the visible ones next to this file and those a grader added."""
+    return {**{c.id: c for m in _modules() for c in checks_in(m)}, **_ADDED}
+
+
+def forms() -> dict[str, Callable]:
+    """answer variable -> reader of its form, from every check module next to this file."""
+    return {name: read for m in _modules() for name, read in getattr(m, "FORMS", {}).items()}
+
+
+def get(check_id: str) -> Check:
+    try:
+        return registered()[check_id]
+    except KeyError:
+        raise KeyError(f"no check named {check_id!r} here; check the id in the cell") from None
+
+
+# ---- helpers the checks share -------------------------------------------------------------
+
+def seeded(module, seed: int):
+    """``module`` with every parameter redrawn from its own generator (norm gains around 1).
+
+    Checks run in parallel threads, so they never touch torch's global random state: the same
+    check sends the same probes to every submission.
+    """
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            noise = 0.3 * torch.randn(p.shape, generator=g)
+            p.copy_(1 + noise if name.startswith("norm") and name.endswith("weight") else noise)
+    return module
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise CheckFailed(message)
+
+
+def expect_close(got, want, what: str, atol: float = ATOL, rtol: float = RTOL) -> None:
+    """``got`` (from the student) matches ``want`` in shape and within tolerance."""
+    want = np.asarray(want.detach().numpy() if hasattr(want, "detach") else want, dtype=np.float64)
+    expect(isinstance(got, np.ndarray), f"{what}: expected a tensor, got {type(got).__name__}")
+    expect(got.ndim == want.ndim, f"{what}: the output has {got.ndim} dim(s) where {want.ndim} are expected")
+    expect(got.shape == want.shape, f"{what}: the output has the right number of dims, but not the right sizes")
+    got = got.astype(np.float64)
+    expect(bool(np.isfinite(got).all()), f"{what}: the output has NaN or inf values")
+    err = np.abs(got - want)
+    ok = err <= atol + rtol * np.abs(want)
+    expect(bool(ok.all()), f"{what}: {'every value is' if not ok.any() else 'some values are'} off "
+                           f"(largest difference {float(err.max()):.3g})")
+
+
+# ---- answers given as values: what form the grader can read ---------------------------------
+#
+# The readers below turn an answer, as it arrives from the notebook (``wire`` makes numpy scalars
+# Python numbers and tensors numpy arrays), into the plain value a check compares. They judge the
+# form only, never whether the answer is right, so ``ready()`` runs them in the notebook too.
+
+# A number as text: "2", "-1.5", "1e-3", or a fraction or ratio of two such ("512/256", "2:1").
+_DECIMAL = r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER_TEXT = re.compile(rf"\s*({_DECIMAL})\s*(?:([/:])\s*({_DECIMAL}))?\s*")
+# A number at the start of a sentence that explains it ("2, because ..."), up to a separator.
+_LEADING_NUMBER = re.compile(rf"\s*((?:{_DECIMAL})(?:\s*[/:]\s*{_DECIMAL})?)(?=\s|[,;:()\u2014-]|$)")
+
+
+def _decimal(text: str) -> float:
+    return float(text.replace("\u2212", "-"))
+
+
+def number_in_text(text: str):
+    """The number a short text states ("2", "2.0", "512/256", "2:1"), else None."""
+    found = _NUMBER_TEXT.fullmatch(text)
+    if not found:
+        return None
+    value = _decimal(found.group(1))
+    if found.group(2):
+        below = _decimal(found.group(3))
+        if below == 0:
+            return None
+        value /= below
+    return value if np.isfinite(value) else None
+
+
+def as_number(value, what: str) -> float:
+    """A number as a float: a Python or numpy number, a 0-d tensor, or a number written as text
+    ("2.0", "512/256", "2, because ..."). Text the grader cannot read as one number goes to a TA."""
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iuf":
+        value = value.item()
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        expect(np.isfinite(value), f"{what}: give a finite number")
+        return float(value)
+    if isinstance(value, str):
+        found = number_in_text(value)
+        leading = _LEADING_NUMBER.match(value)
+        if found is None and leading and not hedges(value[leading.end():]):
+            found = number_in_text(leading.group(1))
+        if found is not None:
+            return found
+        raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
+                          "one number); its points wait for that review", value)
+    if isinstance(value, np.ndarray):
+        raise CheckFailed(f"{what}: give one number, not a tensor of shape {tuple(value.shape)} "
+                          "(a 0-d tensor, a float or an int all work)")
+    raise CheckFailed(f"{what}: give a number (a float, an int or a 0-d tensor), not {_kind(value)}")
+
+
+def as_numbers(value, n: int, what: str) -> np.ndarray:
+    """``n`` numbers as a float64 array: a list or tuple of numbers (in any form ``as_number``
+    reads), a tensor of ``n`` values, or text such as "[1, -1]" or "1, -1"."""
+    if isinstance(value, str):
+        bare = value.strip().strip("[]()").strip()
+        pieces = [p for p in re.split(r"[,;]|\s+(?=[-+\u2212]?[\d.])", bare) if p.strip()]
+        found = [number_in_text(p) for p in pieces]
+        if len(found) == n and None not in found:
+            return np.array(found, dtype=np.float64)
+        raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
+                          f"{n} numbers); its points wait for that review", value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":
+        expect(value.size == n, f"{what}: give exactly {n} numbers, e.g. [a, b]; this tensor holds {value.size}")
+        return value.astype(np.float64).reshape(-1)
+    expect(isinstance(value, list) and len(value) == n, f"{what}: give exactly {n} numbers, e.g. [a, b]")
+    numbers = []
+    for item in value:
+        expect(not isinstance(item, str), f"{what}: give the {n} numbers as numbers, not as text in a list")
+        numbers.append(as_number(item, what))
+    return np.array(numbers, dtype=np.float64)
+
+
+def as_count(value, what: str) -> int:
+    """A whole count as an int: a Python or numpy int, or a 0-d integer tensor (not a float, even a
+    whole one: the question asks for an int)."""
+    if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu":
+        value = value.item()
+    expect(isinstance(value, int) and not isinstance(value, bool),
+           f"{what} must be an int, got {_kind(value)}: count with integers (// instead of /, int(...) "
+           "around a float)")
+    return value
+
+
+def as_text(value, what: str) -> str:
+    """A free-text answer: a non-empty string."""
+    expect(isinstance(value, str) and bool(value.strip()), f"{what}: answer with a short string")
+    return value
+
+
+def as_texts(value, n: int, what: str, noun: str = "string") -> list[str]:
+    """``n`` strings, in a list or a tuple."""
+    expect(isinstance(value, list) and len(value) == n and all(isinstance(s, str) for s in value),
+           f"{what}: give a list (or tuple) of exactly {n} strings, one per {noun}")
+    return value
+
+
+def _kind(value) -> str:
+    """What a value is, in a student's words: 'float', 'str', 'tensor of shape (2,)'."""
+    if isinstance(value, np.ndarray):
+        return f"a tensor of shape {tuple(value.shape)} ({value.dtype.name})"
+    return f"a {type(value).__name__}"
+
+
+def expect_parameters(groups, want: dict, label: str, note: str = "") -> None:
+    """A module's parameters (a ``Student.params`` reply) are exactly ``want`` (name -> shape).
+
+    Each distinct parameter must carry one of the asked names, with the asked shape; other names of
+    the same tensor (the submodule also kept in an ``nn.Sequential``) do not count as more parameters.
+    """
+    expect(isinstance(groups, list) and all(isinstance(g, list) and len(g) == 2 and isinstance(g[0], list)
+                                            and g[0] for g in groups),
+           f"{label}: the grader could not read this module's parameters")
+    shown = {}
+    for names, shape in groups:
+        asked = [n for n in names if n in want]
+        shown[str(asked[0] if asked else names[0])] = shape
+    expect(shown == want, f"{label} should have parameters {want}{note}, it has {shown}")
+
+
+class NeedsReview(CheckFailed):
+    """A free-text answer the grader can neither accept nor reject: a TA decides. The check
+    scores 0 until then; ``answer`` is the student's text, quoted in results, CSV and feedback."""
+
+    def __init__(self, message: str, answer: str):
+        super().__init__(message)
+        self.answer = quoted(answer)
+
+
+# ---- words: what a short answer says, and whether it hedges ----------------------------------
+
+# Words that never change what a short answer names.
+FILLER = frozenset({"a", "an", "the"})
+# Words that turn two named options into one hedged answer.
+HEDGES = frozenset({"or", "either", "maybe", "perhaps", "possibly", "unsure"})
+
+
+def words(text) -> list[str]:
+    """Lower-case words of ``text``: punctuation, hyphens and articles dropped."""
+    return [w for w in re.sub(r"[^a-z0-9]+", " ", str(text).lower()).split() if w not in FILLER]
+
+
+# A "/" with a letter on either side offers two options ("LSTM/GRU"); between numbers ("3/1",
+# "1/-1") it is a fraction or a pair, not a hedge.
+_SLASH_BETWEEN_WORDS = re.compile(r"[^\W\d_]\s*/|/\s*[^\W\d_]")
+
+
+def hedges(text) -> bool:
+    """Whether ``text`` offers more than one option: a hedging word ("or", "maybe"...) or a "/"
+    between words."""
+    return bool(set(words(text)) & HEDGES) or bool(_SLASH_BETWEEN_WORDS.search(str(text)))
+
+
+def quoted(value) -> str:
+    text = " ".join(str(value).split())
+    return repr(text if len(text) <= 200 else text[:200] + "...")
