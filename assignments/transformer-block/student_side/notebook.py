@@ -119,7 +119,8 @@ def _readable(name: str, ns: dict) -> None:
     try:
         checks.forms()[name](Student(in_process(ns)).value(name))
     except checks.NeedsReview as exc:
-        raise CheckFailed(f"{exc}. To have it graded automatically, write it in the form the TODO box asks for") from None
+        raise CheckFailed(f"{exc}. To have it graded automatically, write it in the form the TODO box asks for"
+                          ) from None
     except CheckFailed as exc:
         raise CheckFailed(f"the grader cannot grade `{name}` in this form: {exc}") from None
 

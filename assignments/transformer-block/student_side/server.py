@@ -18,6 +18,8 @@ the student's code must not reach; the reply lists the labels it did reach.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -31,7 +33,8 @@ class _Tripwire(TorchFunctionMode):
 
     def __init__(self, watched: set[str]):
         super().__init__()
-        self.watched, self.seen = watched, set()
+        self.watched: set[str] = watched
+        self.seen: set[str] = set()
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", "")
@@ -81,12 +84,13 @@ def _build(cls, args, kwargs):
 
 def _parameters(module) -> list:
     """``[[names], shape]`` for each distinct parameter of ``module``, in the order it registered them."""
-    return [[names, list(tensor.shape)] for names, tensor in _aliases(dict(module.named_parameters(remove_duplicate=False)))]
+    parameters = dict(module.named_parameters(remove_duplicate=False))
+    return [[names, list(tensor.shape)] for names, tensor in _aliases(parameters)]
 
 
-def _aliases(named: dict) -> list[tuple[list[str], object]]:
+def _aliases(named: Mapping[str, torch.Tensor]) -> list[tuple[list[str], torch.Tensor]]:
     """``named`` (name -> tensor) grouped by tensor: ``(every name of one tensor, the tensor)``."""
-    groups: dict[int, tuple[list[str], object]] = {}
+    groups: dict[int, tuple[list[str], torch.Tensor]] = {}
     for name, tensor in named.items():
         groups.setdefault(id(tensor), ([], tensor))[0].append(name)
     return list(groups.values())
@@ -132,7 +136,7 @@ def _run_module(module, header, blobs, forbid, reached):
                 reached.add(banned)
     forwards = _materialize(wire.unpack(header.get("forwards", []), blobs, tensors=True))
     with torch.no_grad():
-        return [_watch(forbid, reached, lambda: module(*f.get("args", []), **f.get("kwargs", {})))
+        return [_watch(forbid, reached, lambda f=f: module(*f.get("args", []), **f.get("kwargs", {})))
                 for f in forwards]
 
 

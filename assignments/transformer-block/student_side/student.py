@@ -96,8 +96,8 @@ class Student:
         if reply.get("missing"):
             self.replies.append(("missing", name))
             why = self._why_missing(name) if self._why_missing else None
-            raise CheckFailed(why or f"`{name}` is not defined: run the cell that defines it, and keep the name exactly "
-                                     "as given")
+            raise CheckFailed(why or f"`{name}` is not defined: run the cell that defines it, and keep the name "
+                                     "exactly as given")
         if not reply.get("ok"):
             error = str(reply.get("error"))[:300]
             self.replies.append(("raised", error.partition(":")[0]))
@@ -112,7 +112,8 @@ class Student:
             self.evidence.add(banned[:40])
             if self.forbidden_fails:
                 self.replies.append(("forbidden", banned))
-                raise CheckFailed(f"`{name}` reaches torch's built-in {banned}; this question asks you to write it yourself")
+                raise CheckFailed(f"`{name}` reaches torch's built-in {banned}; this question asks you to write it "
+                                  "yourself")
         try:
             value = wire.unpack(reply.get("value"), reply_blobs)
         except wire.WireError as exc:

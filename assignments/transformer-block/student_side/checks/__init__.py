@@ -179,16 +179,17 @@ def as_number(value, what: str) -> float:
         raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
                           "one number); its points wait for that review", value)
     if isinstance(value, np.ndarray):
-        expect(False, f"{what}: give one number, not a tensor of shape {tuple(value.shape)} "
-                      "(a 0-d tensor, a float or an int all work)")
-    expect(False, f"{what}: give a number (a float, an int or a 0-d tensor), not {_kind(value)}")
+        raise CheckFailed(f"{what}: give one number, not a tensor of shape {tuple(value.shape)} "
+                          "(a 0-d tensor, a float or an int all work)")
+    raise CheckFailed(f"{what}: give a number (a float, an int or a 0-d tensor), not {_kind(value)}")
 
 
 def as_numbers(value, n: int, what: str) -> np.ndarray:
     """``n`` numbers as a float64 array: a list or tuple of numbers (in any form ``as_number``
     reads), a tensor of ``n`` values, or text such as "[1, -1]" or "1, -1"."""
     if isinstance(value, str):
-        pieces = [p for p in re.split(r"[,;]|\s+(?=[-+\u2212]?[\d.])", value.strip().strip("[]()").strip()) if p.strip()]
+        bare = value.strip().strip("[]()").strip()
+        pieces = [p for p in re.split(r"[,;]|\s+(?=[-+\u2212]?[\d.])", bare) if p.strip()]
         found = [number_in_text(p) for p in pieces]
         if len(found) == n and None not in found:
             return np.array(found, dtype=np.float64)
