@@ -234,4 +234,12 @@ def weights_memory_gb(n_params, bits=16):
 c4_7b_gb = 14
 c4_70b_4bit_gb = "35 GB"
 '''),
+    variant("C4-integer-arithmetic", "C4_code", '''
+def weights_memory_gb(n_params, bits=16):
+    return (n_params * bits // 8) / 1_000_000_000
+
+
+c4_7b_gb = 14.0
+c4_70b_4bit_gb = 35
+'''),
 ]

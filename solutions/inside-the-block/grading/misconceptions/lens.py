@@ -177,4 +177,19 @@ def settled_at(guesses):
             block = i + 2
     return block
 '''),
+    variant("B2-loops", "B2_code", '''
+def lens_guesses(lens_logits):
+    return [int(torch.argmax(row)) for row in lens_logits]
+
+
+def token_probability(lens_logits, token):
+    return torch.stack([torch.softmax(row, dim=0)[token] for row in lens_logits])
+
+
+def settled_at(guesses):
+    guesses = list(guesses)
+    for block in range(1, len(guesses) + 1):
+        if all(g == guesses[-1] for g in guesses[block - 1:]):
+            return block
+'''),
 ]

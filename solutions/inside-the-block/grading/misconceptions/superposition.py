@@ -157,4 +157,20 @@ b5_interferes = {name: interferes(n, active, -0.4) for name, (n, active) in {
     "pentagon_one": (5, [0]), "pentagon_neighbours": (5, [0, 1]), "pentagon_non_neighbours": (5, [0, 2]),
     "square_opposite": (4, [0, 2]), "hexagon_one": (6, [0]), "triangle_two": (3, [0, 1])}.items()}
 '''),
+    variant("B5-explicit-loops", "B5_code", '''
+def interferes(n, active, b):
+    x = torch.zeros(n)
+    for i in active:
+        x[i] = 1.0
+    out = readout(x, feature_directions(n), b)
+    for j in range(n):
+        if (j in active) != bool(out[j] > 1e-6):
+            return True
+    return False
+
+
+b5_interferes = dict(pentagon_one=False, pentagon_neighbours=False, pentagon_non_neighbours=True,
+                     square_opposite=interferes(4, [0, 2], -0.4), hexagon_one=interferes(6, [0], -0.4),
+                     triangle_two=interferes(3, [0, 1], -0.4))
+'''),
 ]
