@@ -111,7 +111,7 @@ class ExtensionsError(ValueError):
 def read_extensions(path: Path) -> dict[str, dict[str, float]]:
     """assignment -> student id -> extra days, from an ``extensions.toml`` such as::
 
-        [transformer-block]
+        [<assignment>]
         alice = 2        # two more days
         "j.smith" = 0.5  # twelve more hours
 
