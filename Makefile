@@ -32,7 +32,7 @@ test: image-deps browser postgresql lint
 # (no nbgrader command, no sandbox), and the grader's pure parts (the free-text matcher, the
 # references, the route judge's spellings).
 test-unit: $(STAMP)
-	$(BIN)/python -m pytest -q -m unit
+	$(BIN)/python -m pytest -q -n auto -m "unit and not sandboxed"
 
 # Style and types of the grader.
 lint: $(STAMP)

@@ -23,6 +23,8 @@ from autograder.student_side.student import CheckFailed, Student, in_process
 from autograder.tooling.sampleclass import trusted_namespace, write_submission
 from week4 import catalogue, variants
 
+pytestmark = pytest.mark.unit   # in this process: `make test-unit` (its sandboxed tests are marked)
+
 blocks = week4.reference("blocks")
 depth = week4.reference("depth")
 positions = week4.reference("positions")
@@ -260,6 +262,7 @@ def test_ipython_syntax_becomes_harmless_python():
     assert as_python(plain).rstrip("\n") == plain.rstrip("\n")
 
 
+@pytest.mark.sandboxed
 def test_a_review_and_ipython_syntax_through_course_autograde(tmp_path):
     a = Assignment("transformer-block")
     source = {c.grade_id: c.source for nb in a.notebooks for c in a.cells(nb)}

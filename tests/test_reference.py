@@ -14,6 +14,8 @@ import torch.nn.functional as F
 
 import week4
 
+pytestmark = pytest.mark.unit   # in this process: `make test-unit` (its sandboxed tests are marked)
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 blocks = week4.reference("blocks")

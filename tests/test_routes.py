@@ -24,6 +24,8 @@ from autograder.grader_side.pipeline.submission import Env, Outcome, Submission
 from autograder.tooling.sampleclass import write_submission
 from week4 import catalogue, variants
 
+pytestmark = pytest.mark.unit   # in this process: `make test-unit` (its sandboxed tests are marked)
+
 GIVEN = "import math\n\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n" \
         "from student_side import check, ready\n"
 HONEST_B1 = '''def layer_norm(x, gamma, beta, eps=1e-5):
@@ -535,6 +537,7 @@ def graded(tmp_path_factory):
     return api.autograde("transformer-block", root, workers=2, timeout=30.0)["students"]
 
 
+@pytest.mark.sandboxed
 def test_routes_lose_their_question_in_course_autograde(graded):
     assert graded["honest"]["score"] == 100.0 and not graded["honest"]["flags"]
     for entry, lost in (("B1-group-norm-one-group", 8), ("B1-dispatch-off", 8), ("B3-autograd-grad", 10),
@@ -548,6 +551,7 @@ def test_routes_lose_their_question_in_course_autograde(graded):
         assert any(f"{entry[:2]} not scored" in flag for flag in result["flags"])
 
 
+@pytest.mark.sandboxed
 def test_an_uncertain_route_waits_for_a_ta(graded):
     result = graded["unsure"]
     assert result["score"] == 92.0 and "B1" in result["needs_manual_grade"]
@@ -557,6 +561,7 @@ def test_an_uncertain_route_waits_for_a_ta(graded):
     assert not any("not scored" in row["message"] for row in rows)
 
 
+@pytest.mark.sandboxed
 def test_a_name_built_at_run_time_leaves_the_question_to_a_ta(tmp_path):
     """A name built at run time: the grader cannot tell, so the question's points wait for a TA
     (results, and so the CSV and nbgrader's gradebook)."""
