@@ -203,7 +203,7 @@ def settled_at(guesses):
 # %% checks B2
 
 # %% md
-# The next cell trains a `TinyLM` for about a second on a task only attention can solve: at every
+# The next cell trains a `TinyLM` for a few seconds on a task only attention can solve: at every
 # position, predict the **first** token of the sequence. Then it reads the lens on three prompts
 # with your functions. Before you run it, guess: will the first block already know the answer?
 

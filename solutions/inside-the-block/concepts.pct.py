@@ -54,7 +54,7 @@ from student_side import check, ready
 # > | `"n_layers"` | the number of blocks $N$ |
 # > | `"norm_statistics"` | the mean $\mu$ and standard deviation $\sigma$ a LayerNorm takes of a token vector |
 # > | `"mlp_weights"` | the MLP's matrices $W_1$ and $W_2$, in every block |
-# > | `"residual_adds"` | the residual additions $x + F(x)$ around each sublayer |
+# > | `"residual_adds"` | the residual connections around each sublayer: where the block adds a sublayer's output back |
 # > | `"attention_pattern"` | the attention matrix $A = \mathrm{softmax}(QK^\top/\sqrt{d_k} + M)$ |
 # > | `"norm_gains"` | a LayerNorm's gain $\gamma$ and shift $\beta$ |
 # > | `"d_ff"` | the MLP's hidden width $d_{ff}$ |

@@ -47,12 +47,17 @@ def test_B3_round_trip(student):
 
 
 @check("B3", points=3, hidden=True,
-       says="store_pairs then recall on inputs that only partly match a key (overlap below the threshold): "
-            "nothing comes back")
+       says="store_pairs then recall: the stored keys give their values, and inputs that only partly match a key "
+            "(overlap below the threshold) give nothing back")
 def test_B3_partial_match(student):
     keys, values = _pairs(731)
     probes = ref.partial_probes(keys, [(0, 0.2), (2, 0.35), (4, 0.45), (5, -0.4)], seed=732)
     weights = own_weights(student.call("store_pairs", keys, values), "store_pairs(keys, values)")
+    # A memory that gives nothing back passes any "nothing comes back" test: the same weights must
+    # first give the stored values on the stored keys.
+    expect_close(student.call("recall", *weights, keys), values,
+                 "recall on the stored keys, with the weights this check then probes: each key should give its "
+                 "value before partial matches can be judged")
     got = student.call("recall", *weights, probes)
     expect(isinstance(got, np.ndarray) and got.shape == tuple(probes.shape),
            "recall on a batch of probes should return one vector per probe")

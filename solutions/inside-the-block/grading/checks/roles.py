@@ -1,12 +1,17 @@
 """Hidden checks for `roles` (C1): one point per quantity, each read from c1_categories."""
 from autograder.student_side.checks import check, expect
 
-from ...student_side.checks.roles import categories
+from ...student_side.checks.roles import category
 from ..reference import roles as ref
 
 
 def _expect_category(student, key: str) -> None:
-    given = categories(student.value("c1_categories"))[key]
+    """One item, read on its own: a missing, misspelled or unreadable other item costs only its own point."""
+    answers = student.value("c1_categories")
+    expect(isinstance(answers, dict), "c1_categories must be a dict {quantity name: category}")
+    expect(key in answers, f"c1_categories has no {key!r}: give every quantity of the TODO box, with its name "
+                           "spelled as given")
+    given = category(answers[key], f"c1_categories[{key!r}]")
     expect(given == ref.ANSWERS[key],
            f"c1_categories[{key!r}] is not its category: ask whether training changes it (learned), whether it "
            "is fixed before training starts (config), or whether the forward pass computes it anew for every "
@@ -29,7 +34,8 @@ def test_C1_mlp_weights(student):
     _expect_category(student, "mlp_weights")
 
 
-@check("C1", points=1, hidden=True, says="c1_categories['residual_adds']: the residual additions x + F(x)")
+@check("C1", points=1, hidden=True, says="c1_categories['residual_adds']: the residual connections, each sublayer's "
+                                         "output added back to its input")
 def test_C1_residual_adds(student):
     _expect_category(student, "residual_adds")
 
