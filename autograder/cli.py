@@ -112,6 +112,7 @@ def _autograde(args) -> int:
     submissions = args.submissions or submitted
     if args.gradebook is None:
         args.gradebook = submissions.resolve() == submitted.resolve()
+    api.Assignment(args.assignment, root).check_loads()   # an unknown or broken set is named before anything is shown
     students = api.find_submissions(submissions)
     if args.scheduler:   # a scheduler that is refused is refused before anything is read or shown
         from autograder.grader_side import cluster
@@ -174,11 +175,12 @@ def _demo(args) -> int:
     from autograder.tooling import demo
 
     bar = None
+    where = args.out
 
     def progress(event, value):
         nonlocal bar
         if event == "class":
-            print(f"sample class: {value} submissions written to course/submitted/ of {args.out}")
+            print(f"sample class: {value} submissions written to {where / 'course' / 'submitted'}")
             bar = tqdm(total=value, desc="course autograde", unit="submission", file=sys.stderr)
         elif event == "done":
             if bar is not None:
@@ -188,6 +190,7 @@ def _demo(args) -> int:
             bar.update(1)
 
     for assignment in demo.sets():
+        where = args.out / assignment
         print(f"{assignment}: releasing the problem set, then writing and grading a sample class")
         results, written = demo.run(args.out / assignment, assignment, progress)
         print(summary(results))

@@ -60,6 +60,10 @@ class Assignment:
         except problem_set.ProblemSetError as exc:
             raise CourseError(str(exc)) from None
 
+    def check_loads(self) -> None:
+        """Raise ``CourseError`` (saying what to do) unless the set exists and holds to its contract."""
+        _ = self.set   # loading it is the check
+
     @property
     def notebooks(self) -> tuple[str, ...]:
         return self.only or self.set.notebooks

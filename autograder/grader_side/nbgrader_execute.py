@@ -81,16 +81,32 @@ class SandboxExecute(NbGraderPreprocessor):
 class ForgetUnknownCells(NbGraderPreprocessor):
     """First of all: a cell whose nbgrader metadata names no cell of the course's notebook (one a
     submission made up, with points of its own) becomes an ordinary cell, so no step of nbgrader's
-    grades it, counts it or trips on it."""
+    grades it, counts it or trips on it; a cell that names one of the course's gets that cell's
+    kind back (graded or not, its points, solution, task, read-only), whatever the submission's
+    metadata claims (a solution cell turned into a graded one worth 1000 points stopped nbgrader)."""
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         with Gradebook(info["db_url"]) as gb:
-            known = {cell.name for cell in gb.find_notebook(info["notebook"], info["assignment"]).source_cells}
+            source = gb.find_notebook(info["notebook"], info["assignment"])
+            locked = {cell.name: bool(cell.locked) for cell in source.source_cells}
+            points = {cell.name: cell.max_score for cell in source.grade_cells}
+            solutions = {cell.name for cell in source.solution_cells}
+            tasks = {cell.name for cell in source.task_cells}
         for cell in nb.cells:
             meta = cell.get("metadata", {}).get("nbgrader")
-            if meta is not None and (not isinstance(meta, dict) or meta.get("grade_id") not in known):
+            if meta is None:
+                continue
+            grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+            if grade_id not in locked:
                 del cell.metadata["nbgrader"]
+                continue
+            meta.update(grade=grade_id in points, solution=grade_id in solutions, task=grade_id in tasks,
+                        locked=locked[grade_id])
+            if grade_id in points:
+                meta["points"] = points[grade_id]
+            else:
+                meta.pop("points", None)
         return nb, resources
 
 
@@ -136,6 +152,19 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
         if not (attr == "checksum" and name in self.as_released):
             super().report_change(name, attr, old, new)
 
+    def add_missing_task_cells(self, nb, resources):
+        """nbgrader's, reading each cell's ``grade_id`` with ``get``: ``DeduplicateIds`` leaves a
+        repeated cell's nbgrader metadata empty, and nbgrader's own version then stopped the whole
+        notebook with a KeyError (a check cell pasted twice scored the notebook 0)."""
+        source = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
+        names = [cell.name for cell in source.source_cells]
+        present = {(cell.metadata.get("nbgrader") or {}).get("grade_id") for cell in nb.cells}
+        for task in source.task_cells:
+            if task.name not in present:
+                nb.cells.append(self.missing_cell_transform(source.source_cells[names.index(task.name)],
+                                                            task.max_score, is_task=True))
+        return nb, resources
+
     def add_missing_grade_cells(self, nb, resources):
         """nbgrader's, putting a deleted graded cell back after the nearest earlier cell of the
         source that the submission still has. (nbgrader's own looks only at graded and solution
@@ -155,6 +184,19 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
             cell.id = re.sub(r"[^A-Za-z0-9_-]", "-", f"restored-{graded.name}")[:64]   # nbformat 4.5 wants one
             nb.cells.insert(next((present[n] + 1 for n in reversed(names[:k]) if n in present), 0), cell)
         return nb, resources
+
+
+class ForgetRepeatedCells(DeduplicateIds):
+    """nbgrader's ``DeduplicateIds`` (of several cells with one id, the last is the course's), which
+    leaves each earlier copy an ordinary cell: nbgrader's own leaves it an empty nbgrader metadata,
+    which its metadata check then reads as an old format and stops the notebook (a check cell pasted
+    twice scored the notebook 0)."""
+
+    def preprocess_cell(self, cell, resources, cell_index):
+        cell, resources = super().preprocess_cell(cell, resources, cell_index)
+        if cell.get("metadata", {}).get("nbgrader") == {}:
+            del cell.metadata["nbgrader"]
+        return cell, resources
 
 
 class SaveAutoGrades(nbgrader_preprocessors.SaveAutoGrades):
@@ -219,10 +261,10 @@ def _validate(instance, schema) -> None:
     _compiled(json.dumps(schema, sort_keys=True)).validate(instance)
 
 
-# nbgrader's Autograde.sanitize_preprocessors, with made-up graded cells forgotten first and the
-# student's HTML escaped.
-SANITIZE = [ForgetUnknownCells, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells, SanitizeStudentHTML,
-            CheckCellMetadata]
+# nbgrader's Autograde.sanitize_preprocessors, with made-up graded cells forgotten first (and known
+# ones given back their kind), repeated cells left ordinary, and the student's HTML escaped.
+SANITIZE = [ForgetUnknownCells, ClearOutput, ForgetRepeatedCells, OverwriteKernelspec, OverwriteCells,
+            SanitizeStudentHTML, CheckCellMetadata]
 # nbgrader's Autograde.autograde_preprocessors, with the sandbox in place of the student's kernel.
 AUTOGRADE = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput, SaveAutoGrades, MarkForReview,
              AssignLatePenalties, CheckCellMetadata]
@@ -310,9 +352,24 @@ class SubmittedNotebookExporter(NotebookExporter):
             self.log.warning("%s: %s: graded 0, with the course's own cells in autograded/", student, exc)
             nb = placeholder(_assignment(name, Path(coursedir.root)), notebook, str(exc))
         else:
-            nb = nbformat.reads(data.decode("utf-8"), as_version=4)
+            nb = _read_v4(data)
         resources.setdefault("metadata", {}).update(name=notebook, path=os.path.dirname(filename))
         return self.from_notebook_node(nb, resources, **kw)
+
+
+def _read_v4(data: bytes) -> nbformat.NotebookNode:
+    """A submitted notebook as nbformat 4. One with version-4 cells under another version number
+    (an edited header) is read as the version-4 notebook it is, as ``course autograde`` reads it;
+    nbformat would try to upgrade it from version 3 and stop."""
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raw = None
+    if isinstance(raw, dict) and isinstance(raw.get("cells"), list) and raw.get("nbformat") != 4:
+        ids = all(isinstance(cell, dict) and "id" in cell for cell in raw["cells"])
+        raw.update(nbformat=4, nbformat_minor=5 if ids else 4)     # cell ids came with 4.5
+        return nbformat.reads(json.dumps(raw), as_version=4)
+    return nbformat.reads(data.decode("utf-8"), as_version=4)
 
 
 def keep_own_files(coursedir: CourseDirectory, student: str, name: str, db_url: str) -> None:
