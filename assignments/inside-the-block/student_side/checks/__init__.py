@@ -230,6 +230,26 @@ def as_texts(value, n: int, what: str, noun: str = "string") -> list[str]:
     return value
 
 
+def as_table(value, keys, what: str, read, form: str) -> dict:
+    """A dict of named answers with exactly ``keys``, each read by ``read(answer, label)``;
+    ``form`` shows the dict's shape in messages (``"{case name: True or False}"``)."""
+    expect(isinstance(value, dict), f"{what} must be a dict {form}")
+    missing = [k for k in keys if k not in value]
+    expect(not missing, f"{what} is missing {', '.join(repr(k) for k in missing)}: give every item of the TODO "
+                        "box, with its name spelled as given")
+    extra = sorted(k for k in value if k not in keys)
+    expect(not extra, f"{what} has keys the TODO box does not list: {', '.join(repr(k) for k in extra)}")
+    return {k: read(value[k], f"{what}[{k!r}]") for k in keys}
+
+
+def table_item(value, key: str, what: str, read, form: str):
+    """One answer of such a dict, read on its own: a missing, misspelled or unreadable other item
+    costs only its own point."""
+    expect(isinstance(value, dict), f"{what} must be a dict {form}")
+    expect(key in value, f"{what} has no {key!r}: give every item of the TODO box, with its name spelled as given")
+    return read(value[key], f"{what}[{key!r}]")
+
+
 def _kind(value) -> str:
     """What a value is, in a student's words: 'float', 'str', 'tensor of shape (2,)'."""
     if isinstance(value, np.ndarray):

@@ -1,17 +1,12 @@
 """Hidden checks for `roles` (C1): one point per quantity, each read from c1_categories."""
-from autograder.student_side.checks import check, expect
+from autograder.student_side.checks import check, expect, table_item
 
-from ...student_side.checks.roles import category
+from ...student_side.checks.roles import FORM, category
 from ..reference import roles as ref
 
 
 def _expect_category(student, key: str) -> None:
-    """One item, read on its own: a missing, misspelled or unreadable other item costs only its own point."""
-    answers = student.value("c1_categories")
-    expect(isinstance(answers, dict), "c1_categories must be a dict {quantity name: category}")
-    expect(key in answers, f"c1_categories has no {key!r}: give every quantity of the TODO box, with its name "
-                           "spelled as given")
-    given = category(answers[key], f"c1_categories[{key!r}]")
+    given = table_item(student.value("c1_categories"), key, "c1_categories", category, FORM)
     expect(given == ref.ANSWERS[key],
            f"c1_categories[{key!r}] is not its category: ask whether training changes it (learned), whether it "
            "is fixed before training starts (config), or whether the forward pass computes it anew for every "

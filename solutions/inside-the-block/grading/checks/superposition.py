@@ -2,9 +2,9 @@
 cases interfere (B5)."""
 import torch
 
-from autograder.student_side.checks import check, expect, expect_close
+from autograder.student_side.checks import check, expect, expect_close, table_item
 
-from ...student_side.checks.superposition import as_bool
+from ...student_side.checks.superposition import FORM, as_bool
 from ..reference import superposition as ref
 
 
@@ -54,11 +54,7 @@ def test_B5_interferes(student):
 
 
 def _expect_case(student, name: str) -> None:
-    """One case, read on its own: a missing or unreadable other case costs only its own point."""
-    answers = student.value("b5_interferes")
-    expect(isinstance(answers, dict), "b5_interferes must be a dict {case name: True or False}")
-    expect(name in answers, f"b5_interferes has no {name!r}: give every case of the TODO box, spelled as given")
-    given = as_bool(answers[name], f"b5_interferes[{name!r}]")
+    given = table_item(student.value("b5_interferes"), name, "b5_interferes", as_bool, FORM)
     expect(given == ref.ANSWERS[name], f"b5_interferes[{name!r}]: that is not what the readout does in this case; "
                                        "run interferes on it, or work out which features lie within reach of -b")
 

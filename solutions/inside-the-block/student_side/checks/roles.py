@@ -1,7 +1,7 @@
 """Checks for `roles`: which quantities of a block are learned, which are fixed before training,
 and which the forward pass computes for each input (C1). Every item is graded by a hidden check;
 this module says what form the answer must have."""
-from . import expect
+from . import as_table, expect
 
 # The quantities of C1, in the order of its TODO box.
 QUANTITIES = ("n_layers", "norm_statistics", "mlp_weights", "residual_adds", "attention_pattern", "norm_gains",
@@ -28,15 +28,12 @@ def category(value, what: str) -> str:
     expect(False, f"{what}: {value!r} is not one of 'learned', 'config', 'state'; use exactly one of the three words")
 
 
+FORM = "{quantity name: category}"
+
+
 def categories(value) -> dict:
     """c1_categories as {quantity: category}: a dict with exactly the twelve keys of the TODO box."""
-    expect(isinstance(value, dict), "c1_categories must be a dict {quantity name: category}")
-    missing = [k for k in QUANTITIES if k not in value]
-    expect(not missing, f"c1_categories is missing {', '.join(repr(k) for k in missing)}: give every quantity "
-                        "of the TODO box, with its name spelled as given")
-    extra = sorted(k for k in value if k not in QUANTITIES)
-    expect(not extra, f"c1_categories has keys the TODO box does not list: {', '.join(repr(k) for k in extra)}")
-    return {k: category(value[k], f"c1_categories[{k!r}]") for k in QUANTITIES}
+    return as_table(value, QUANTITIES, "c1_categories", category, FORM)
 
 
 # The form each answer variable must have to be graded (the TODO boxes say it).

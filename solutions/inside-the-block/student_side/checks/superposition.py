@@ -3,7 +3,7 @@ negative bias (B4), and when that readout interferes (B5)."""
 import numpy as np
 import torch
 
-from . import check, expect, expect_close
+from . import as_table, check, expect, expect_close
 
 # The cases of B5, in the order of its TODO box.
 CASES = ("pentagon_one", "pentagon_neighbours", "pentagon_non_neighbours", "square_opposite", "hexagon_one",
@@ -18,15 +18,12 @@ def as_bool(value, what: str) -> bool:
     return value
 
 
+FORM = "{case name: True or False}"
+
+
 def case_answers(value) -> dict:
     """b5_interferes as {case: bool}: a dict with exactly the six keys of the TODO box."""
-    expect(isinstance(value, dict), "b5_interferes must be a dict {case name: True or False}")
-    missing = [k for k in CASES if k not in value]
-    expect(not missing, f"b5_interferes is missing {', '.join(repr(k) for k in missing)}: give every case of the "
-                        "TODO box, with its name spelled as given")
-    extra = sorted(k for k in value if k not in CASES)
-    expect(not extra, f"b5_interferes has keys the TODO box does not list: {', '.join(repr(k) for k in extra)}")
-    return {k: as_bool(value[k], f"b5_interferes[{k!r}]") for k in CASES}
+    return as_table(value, CASES, "b5_interferes", as_bool, FORM)
 
 
 # The form each answer variable must have to be graded (the TODO boxes say it).
