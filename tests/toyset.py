@@ -20,20 +20,15 @@ def toy_course(root: Path) -> Assignment:
     authoring.build(a.source_dir)
     from nbgrader.apps import NbGraderAPI
     from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
 
     from autograder.grader_side.gradebook import _alembic_on_path
 
     _alembic_on_path()
     config = Config()
     config.CourseDirectory.root = str(root)
-    config.merge(_course_config(root))
+    config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())
     result = NbGraderAPI(config=config).generate_assignment("toy", force=True)
     assert result["success"], result.get("error") or result.get("log")
     return a
 
-
-def _course_config(root: Path):
-    from traitlets.config import Config
-    from traitlets.config.loader import PyFileConfigLoader
-
-    return PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config() if root else Config()
