@@ -170,8 +170,8 @@ class Recorder:
                 for row in result.get("questions", {}).get(qid, {}).get("checks", [])]
         gb.update_or_create_student(student)
         gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
-        graded, unprocessed = {}, []
-        with lent(gb, self.source):
+        graded, unprocessed, waiting = {}, [], set()
+        with lent(gb, self.source) as loan:
             for notebook in self.source.notebooks:
                 nb = _read(folder, self.assignment, notebook)
                 resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
@@ -197,13 +197,12 @@ class Recorder:
                     gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty = None
                     continue
                 graded[notebook] = nb
-        waiting = set()
-        for notebook in self.source.notebooks:
-            for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
-                qid = grade.name.partition("_")[0]
-                questions = self.assignment.questions
-                if grade.needs_manual_grade and qid in questions and questions[qid].manual:
-                    waiting.add(qid)
+            questions = self.assignment.questions
+            for notebook in self.source.notebooks:
+                for name, grade in loan.grades(notebook, self.name, student).items():
+                    qid = name.partition("_")[0]
+                    if grade.needs_manual_grade and qid in questions and questions[qid].manual:
+                        waiting.add(qid)
         gb.db.commit()
         return graded, unprocessed, waiting
 

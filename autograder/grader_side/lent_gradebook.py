@@ -34,7 +34,8 @@ class _Waiting:
 
 class Source:
     """The assignment's cells as the gradebook holds them, read once: per notebook (or ``only`` the
-    one), each cell's name, type, locked flag, checksum, source and (graded cells) points."""
+    one), each cell's name, type, locked flag, checksum, source, points (``max_score`` of a graded
+    cell, ``task_points`` of a task) and whether it is a solution cell, in the notebook's order."""
 
     def __init__(self, gb: Gradebook, assignment: str, only: str | None = None):
         self.notebooks = {}
@@ -42,10 +43,21 @@ class Source:
             if only and notebook.name != only:
                 continue
             cells = {c.name: SimpleNamespace(name=c.name, cell_type=c.cell_type, locked=c.locked, checksum=c.checksum,
-                                             source=c.source) for c in notebook.source_cells}
+                                             source=c.source, solution=False, task=False)
+                     for c in notebook.source_cells}
             for c in notebook.grade_cells:
                 cells[c.name].max_score = c.max_score
+            for c in notebook.solution_cells:
+                cells[c.name].solution = True
+            for c in notebook.task_cells:
+                cells[c.name].task, cells[c.name].task_points = True, c.max_score
             self.notebooks[notebook.name] = cells
+
+    def cells(self, notebook: str) -> dict:
+        """Every cell of ``notebook`` by name, in the notebook's order."""
+        if notebook not in self.notebooks:
+            raise MissingEntry(f"no notebook {notebook}")
+        return self.notebooks[notebook]
 
     def cell(self, name: str, notebook: str, points: bool = False):
         found = self.notebooks.get(notebook, {}).get(name)
@@ -61,7 +73,7 @@ class LentGradebook:
     the rest is the gradebook's own."""
 
     def __init__(self, gb: Gradebook, source: Source):
-        self._gb, self._source, self.db = gb, source, _Waiting(gb.db)
+        self._gb, self.source, self.db = gb, source, _Waiting(gb.db)
         self._rows: dict[tuple, dict] = {}
 
     def __enter__(self):
@@ -74,10 +86,10 @@ class LentGradebook:
         return None
 
     def find_source_cell(self, name: str, notebook: str, assignment: str):
-        return self._source.cell(name, notebook)
+        return self.source.cell(name, notebook)
 
     def find_graded_cell(self, name: str, notebook: str, assignment: str):
-        return self._source.cell(name, notebook, points=True)
+        return self.source.cell(name, notebook, points=True)
 
     def find_grade(self, name: str, notebook: str, assignment: str, student: str) -> Grade:
         return self._row(Grade, name, notebook, assignment, student)
@@ -85,15 +97,23 @@ class LentGradebook:
     def find_comment(self, name: str, notebook: str, assignment: str, student: str) -> Comment:
         return self._row(Comment, name, notebook, assignment, student)
 
+    def grades(self, notebook: str, assignment: str, student: str) -> dict[str, Grade]:
+        """The student's grades in ``notebook``, by cell name."""
+        return self._rows_of(Grade, notebook, assignment, student)
+
     def _row(self, model, name: str, notebook: str, assignment: str, student: str):
+        rows = self._rows_of(model, notebook, assignment, student)
+        if name not in rows:
+            raise MissingEntry(f"no {model.__name__.lower()} {name} in {notebook} of {student}")
+        return rows[name]
+
+    def _rows_of(self, model, notebook: str, assignment: str, student: str) -> dict:
         key = (model, notebook, assignment, student)
         if key not in self._rows:
             submitted = self._gb.find_submission_notebook(notebook, assignment, student)
             self._rows[key] = dict((cell, row) for row, cell in self._gb.db.query(model, BaseCell.name).join(
                 BaseCell, BaseCell.id == model.cell_id).filter(model.notebook_id == submitted.id))
-        if name not in self._rows[key]:
-            raise MissingEntry(f"no {model.__name__.lower()} {name} in {notebook} of {student}")
-        return self._rows[key][name]
+        return self._rows[key]
 
     def __getattr__(self, name):
         return getattr(self._gb, name)

@@ -87,12 +87,12 @@ class ForgetUnknownCells(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
-        with Gradebook(info["db_url"]) as gb:
-            source = gb.find_notebook(info["notebook"], info["assignment"])
-            locked = {cell.name: bool(cell.locked) for cell in source.source_cells}
-            points = {cell.name: cell.max_score for cell in source.grade_cells}
-            solutions = {cell.name for cell in source.solution_cells}
-            tasks = {cell.name for cell in source.task_cells}
+        with one_transaction(resources), Gradebook(info["db_url"]) as gb:
+            source = gb.source.cells(info["notebook"])
+        locked = {name: bool(cell.locked) for name, cell in source.items()}
+        points = {name: cell.max_score for name, cell in source.items() if hasattr(cell, "max_score")}
+        solutions = {name for name, cell in source.items() if cell.solution}
+        tasks = {name for name, cell in source.items() if cell.task}
         for cell in nb.cells:
             meta = cell.get("metadata", {}).get("nbgrader")
             if meta is None:
@@ -156,13 +156,11 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
         """nbgrader's, reading each cell's ``grade_id`` with ``get``: ``DeduplicateIds`` leaves a
         repeated cell's nbgrader metadata empty, and nbgrader's own version then stopped the whole
         notebook with a KeyError (a check cell pasted twice scored the notebook 0)."""
-        source = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
-        names = [cell.name for cell in source.source_cells]
+        source = self.gradebook.source.cells(self.notebook_id)
         present = {(cell.metadata.get("nbgrader") or {}).get("grade_id") for cell in nb.cells}
-        for task in source.task_cells:
-            if task.name not in present:
-                nb.cells.append(self.missing_cell_transform(source.source_cells[names.index(task.name)],
-                                                            task.max_score, is_task=True))
+        for task in source.values():
+            if task.task and task.name not in present:
+                nb.cells.append(self.missing_cell_transform(task, task.task_points, is_task=True))
         return nb, resources
 
     def add_missing_grade_cells(self, nb, resources):
@@ -170,17 +168,16 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
         source that the submission still has. (nbgrader's own looks only at graded and solution
         cells, so a deleted answer right after a read-only cell, such as C8's after its TODO box,
         stopped the whole notebook with a KeyError, and it was recorded as 0.)"""
-        source = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
-        names = [cell.name for cell in source.source_cells]
-        solutions = {cell.name for cell in source.solution_cells}
-        for graded in source.grade_cells:
+        source = self.gradebook.source.cells(self.notebook_id)
+        names = list(source)
+        for graded in [cell for cell in source.values() if hasattr(cell, "max_score")]:
             present = {(cell.metadata.get("nbgrader") or {}).get("grade_id"): i for i, cell in enumerate(nb.cells)}
             if graded.name in present:
                 continue
             self.log.warning(f"Missing grade cell {graded.name} encountered, adding to notebook")
             k = names.index(graded.name)
-            cell = nbformat.from_dict(self.missing_cell_transform(source.source_cells[k], graded.max_score,
-                                                                  is_solution=graded.name in solutions))
+            cell = nbformat.from_dict(self.missing_cell_transform(graded, graded.max_score,
+                                                                  is_solution=graded.solution))
             cell.id = re.sub(r"[^A-Za-z0-9_-]", "-", f"restored-{graded.name}")[:64]   # nbformat 4.5 wants one
             nb.cells.insert(next((present[n] + 1 for n in reversed(names[:k]) if n in present), 0), cell)
         return nb, resources
@@ -257,8 +254,22 @@ def _compiled(schema_json: str):
     return cls(schema)
 
 
+# Metadata found valid, per schema: (schema as JSON, metadata as JSON). Every student's copy of a
+# cell has the same metadata, so each is checked once per process; what fails is checked each time.
+_VALID: set[tuple[str, str]] = set()
+_SCHEMAS: dict[int, tuple[dict, str]] = {}   # id(schema) -> (schema, as JSON): nbgrader's few schemas
+
+
 def _validate(instance, schema) -> None:
-    _compiled(json.dumps(schema, sort_keys=True)).validate(instance)
+    known = _SCHEMAS.get(id(schema))
+    if known is None or known[0] is not schema:
+        known = _SCHEMAS[id(schema)] = (schema, json.dumps(schema, sort_keys=True))
+    key = (known[1], json.dumps(instance, sort_keys=True, default=repr))
+    if key in _VALID:
+        return
+    _compiled(known[1]).validate(instance)
+    if len(key[1]) < 4096 and len(_VALID) < 100_000:
+        _VALID.add(key)
 
 
 # nbgrader's Autograde.sanitize_preprocessors, with made-up graded cells forgotten first (and known
