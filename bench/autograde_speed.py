@@ -1,25 +1,28 @@
 """Benchmark: the three ways to autograde one generated class, in one run.
 
-    .venv/bin/python bench/autograde_speed.py [--students 200] [--workers 2] [--no-cluster]
+    .venv/bin/python bench/autograde_speed.py [--students 200] [--sample 20] [--growth 1000]
+                                              [--workers 2] [--no-cluster]
 
 Builds a throwaway course folder (sources rebuilt, fresh nbgrader release), writes N honest
 submissions (the solution, and a few catalogued wrong answers so scores vary; each student's code
-cells end with their own comment, so no two submissions are the same text), copies the course
-twice, and grades the same class with
+cells end with their own comment, so no two submissions are the same text), and grades
 
-- ``course autograde`` (parallel, sandboxed, writing nbgrader's gradebook and autograded/),
-- ``nbgrader autograde`` as the course configures it (one notebook at a time, through the sandbox),
-- stock ``nbgrader autograde`` (nbgrader's ``Execute``: hidden tests in the student's kernel),
+- the class with ``course autograde`` (parallel, sandboxed, writing nbgrader's gradebook and autograded/),
+- the first ``--sample`` students with ``nbgrader autograde`` as the course configures it (one
+  notebook at a time, through the sandbox) and with stock ``nbgrader autograde`` (nbgrader's
+  ``Execute``: hidden tests in the student's kernel), their times scaled to the class,
 
-one after the other, and prints each wall time, the ratios to ``course autograde``, and whether
-every check got the same score from all three; then the core time per honest submission (grader
-and sandbox processes, warm sandbox), the peak memory of the grader and of its sandbox, and the
-same class on a dask.distributed cluster of this machine (``course autograde --scheduler``) with
+and prints each wall time, the ratios to ``course autograde``, and whether every check got the same
+score; then the core time per honest submission over the whole process tree with the gradebook
+written (warm sandbox, start-up excluded) split by process, the start-up time, the core time per
+submission in a class of 60 and of ``--growth``, the peak memory of the grader and of its sandbox,
+and the class on a dask.distributed cluster of this machine (``course autograde --scheduler``) with
 1 and 2 worker processes.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import sys
@@ -65,25 +68,50 @@ def timed(run) -> float:
     return time.monotonic() - started
 
 
-def core_seconds() -> float:
-    """CPU time of this process and of its finished children (the sandbox's zygote and, through
-    it, every notebook process)."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+def core_seconds() -> tuple[float, float, float]:
+    """CPU seconds so far of (this process, the children it has waited for, its live children).
+
+    The sandbox's zygote is waited for when its run ends (and it has waited for every notebook
+    process); the route judge's helper processes live until exit, so they are read from /proc."""
+    me, waited = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    tick, live = os.sysconf("SC_CLK_TCK"), 0.0
+    for pid in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except (OSError, ValueError):
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[1] == str(os.getpid()):
+            live += sum(int(x) for x in fields[11:15]) / tick   # utime stime cutime cstime
+    return me.ru_utime + me.ru_stime, waited.ru_utime + waited.ru_stime, live
 
 
-def honest_core_seconds(root: Path, a: Assignment, students: int = 20) -> float:
-    """Core time per honest submission with a warm sandbox: a class of ``students`` honest
-    submissions minus a class of one (so the sandbox's start-up is not counted)."""
-    costs = []
+def honest_core_seconds(root: Path, students: int) -> tuple[dict[str, float], float]:
+    """Core seconds per honest submission over the whole process tree, gradebook written, with a
+    warm sandbox (a class of ``students`` minus a class of one, so start-up is not counted), split
+    by process; and the wall time of the class of one (start-up)."""
+    a = api.make_course(root, ASSIGNMENT)
+    costs, walls = [], []
     for n in (1, students):
-        folder = root / f"honest{n}"
+        shutil.rmtree(root / "submitted", ignore_errors=True)
         for i in range(n):
-            write_submission(folder / f"honest{i:03d}", a, signed=True)
-        before = core_seconds()
-        api.autograde("transformer-block", folder, workers=1, repo=root)
-        costs.append(core_seconds() - before)
-    return (costs[1] - costs[0]) / (students - 1)
+            write_submission(root / "submitted" / f"honest{n}-{i:04d}", a, signed=True)
+        before, started = core_seconds(), time.monotonic()
+        api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
+        walls.append(time.monotonic() - started)
+        costs.append([after - b for after, b in zip(core_seconds(), before)])
+    parts = [(big - small) / (students - 1) for small, big in zip(*costs)]
+    split = {"grader (checks, references, comparisons, recording)": parts[0],
+             "sandbox (zygote and notebook processes: student code)": parts[1],
+             "route judge (helper processes)": parts[2]}
+    return split, walls[0]
+
+
+def recording_seconds(root: Path, results: dict) -> float:
+    """Core seconds per student of writing an already graded class into the gradebook again."""
+    started = time.process_time()
+    api.record_gradebook(results, root / "submitted", repo=root)
+    return (time.process_time() - started) / max(1, len(results["students"]))
 
 
 def on_cluster(root: Path, processes: int) -> tuple[float, float]:
@@ -97,9 +125,9 @@ def on_cluster(root: Path, processes: int) -> tuple[float, float]:
     with LocalCluster(n_workers=processes, threads_per_worker=1, processes=True, dashboard_address=None,
                       silence_logs=logging.ERROR) as cluster:
         times = []
-        for folder in (root / "honest1", root / "submitted"):
+        for folder in (root / "first", root / "submitted"):
             started = time.monotonic()
-            api.autograde("transformer-block", folder, repo=root, scheduler=cluster.scheduler_address,
+            api.autograde(ASSIGNMENT, folder, repo=root, scheduler=cluster.scheduler_address,
                           insecure_cluster=True)   # this machine only
             times.append(time.monotonic() - started)
         return times[0], times[1]
@@ -108,45 +136,64 @@ def on_cluster(root: Path, processes: int) -> tuple[float, float]:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=200)
+    parser.add_argument("--sample", type=int, default=20,
+                        help="students nbgrader autograde grades (its time is extrapolated to the class)")
+    parser.add_argument("--growth", type=int, default=1000, help="the large class of the growth figure (0: skip)")
     parser.add_argument("--workers", type=int, default=0, help="course autograde workers (default: one per core)")
     parser.add_argument("--no-cluster", action="store_true", help="skip the dask.distributed runs")
     args = parser.parse_args(argv)
+    sample = min(args.sample, args.students)
     with tempfile.TemporaryDirectory() as tmp:
         ours, sandboxed, stock = Path(tmp) / "course", Path(tmp) / "sandboxed", Path(tmp) / "stock"
         ours.mkdir()
-        a = make_class(ours, args.students)
-        shutil.copytree(ours, sandboxed, symlinks=True)
-        shutil.copytree(ours, stock, symlinks=True)
+        make_class(ours, args.students)
+        for copy in (sandboxed, stock):
+            shutil.copytree(ours, copy, symlinks=True)
+            for folder in sorted((copy / "submitted").iterdir())[sample:]:
+                shutil.rmtree(folder)
         use_stock_nbgrader(stock)
+        shutil.copytree(stock / "submitted" / "student000", ours / "first" / "student000")
         results = {}
         seconds = {
             "course autograde": timed(lambda: results.update(api.autograde(
                 ASSIGNMENT, ours / "submitted", workers=args.workers, repo=ours, gradebook=True))),
         }
-        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         sandbox_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        scale = args.students / sample
         seconds.update({
-            "nbgrader autograde (sandbox)": timed(lambda: api.nbgrader(
+            "nbgrader autograde (sandbox)": scale * timed(lambda: api.nbgrader(
                 "autograde", ASSIGNMENT, "--force", "--log-level=ERROR", repo=sandboxed, check=False)),
-            "nbgrader autograde (stock Execute)": timed(lambda: api.nbgrader(
+            "nbgrader autograde (stock Execute)": scale * timed(lambda: api.nbgrader(
                 "autograde", ASSIGNMENT, "--force", "--log-level=ERROR", repo=stock, check=False)),
         })
         books = {name: gradebook_checks(root) for name, root in zip(seconds, (ours, sandboxed, stock))}
-        per_submission = honest_core_seconds(ours, a)
+        recording = recording_seconds(ours, results)
+        split, start_up = honest_core_seconds(Path(tmp) / "honest", 20)
+        growth = {n: honest_core_seconds(Path(tmp) / f"growth{n}", n)[0] for n in (60, args.growth) if n}
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         cluster = {} if args.no_cluster else {n: on_cluster(ours, n) for n in (1, 2)}
     print(f"submissions: {args.students} (generated: the solution and catalogued wrong answers); "
-          f"course autograde with {results['workers']} workers")
+          f"course autograde with {results['workers']} workers, gradebook written")
     base = seconds["course autograde"]
     reference = books["course autograde"]
     for name, s in seconds.items():
-        same = sum(books[name].get(sid) == checks for sid, checks in reference.items())
-        print(f"{name:36} {s:8.1f} s  {s / base:6.1f}x   same score on every check: {same}/{len(reference)}")
-    print(f"course autograde peak RSS: grader {peak_mb:.0f} MB, sandbox zygote {sandbox_mb:.0f} MB")
-    print(f"core time per honest submission (warm sandbox): {per_submission:.3f} s")
+        note = "" if name == "course autograde" else f" (measured on {sample}, times {scale:g})"
+        same = sum(books[name].get(sid) == checks for sid, checks in reference.items() if sid in books[name])
+        print(f"{name:36} {s:8.1f} s  {s / base:6.1f}x{note}   same score on every check: {same}/{len(books[name])}")
+    total = sum(split.values())
+    print(f"core time per honest submission, whole process tree, gradebook written: {total:.3f} s "
+          f"(start-up, a class of one: {start_up:.1f} s)")
+    for part, cost in split.items():
+        print(f"  {part:56} {cost:.3f} s")
+    print(f"  of which writing the gradebook and autograded/ (recording again)  {recording:.3f} s")
+    for n, parts in growth.items():
+        print(f"growth: core time per submission in a class of {n:5}: {sum(parts.values()):.3f} s")
+    print(f"peak RSS: grader {peak_mb:.0f} MB (the whole bench, {args.growth or args.students} submissions "
+          f"at most in one run), sandbox zygote {sandbox_mb:.0f} MB")
     for n, (warm_up, s) in cluster.items():
-        print(f"on a dask cluster of this machine, {n} worker process{'es' if n > 1 else ''}: {s:6.1f} s "
-              f"(after {warm_up:.1f} s starting the workers' sandboxes)")
-    return 0 if all(books[name] == reference for name in books) else 1
+        print(f"on a dask cluster of this machine, {n} worker process{'es' if n > 1 else ''}: {s:6.1f} s, "
+              f"{s / base:.2f}x the local run (after {warm_up:.1f} s starting the workers' sandboxes)")
+    return 0 if all(books[name] == {sid: reference[sid] for sid in books[name]} for name in books) else 1
 
 
 if __name__ == "__main__":
