@@ -99,8 +99,8 @@ def honest_core_seconds(root: Path, students: int) -> tuple[dict[str, float], fl
         before, started = core_seconds(), time.monotonic()
         api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
         walls.append(time.monotonic() - started)
-        costs.append([after - b for after, b in zip(core_seconds(), before)])
-    parts = [(big - small) / (students - 1) for small, big in zip(*costs)]
+        costs.append([after - b for after, b in zip(core_seconds(), before, strict=True)])
+    parts = [(big - small) / (students - 1) for small, big in zip(*costs, strict=True)]
     split = {"grader (checks, references, comparisons, recording)": parts[0],
              "sandbox (zygote and notebook processes: student code)": parts[1],
              "route judge (helper processes)": parts[2]}
@@ -166,7 +166,7 @@ def main(argv=None) -> int:
             "nbgrader autograde (stock Execute)": scale * timed(lambda: api.nbgrader(
                 "autograde", ASSIGNMENT, "--force", "--log-level=ERROR", repo=stock, check=False)),
         })
-        books = {name: gradebook_checks(root) for name, root in zip(seconds, (ours, sandboxed, stock))}
+        books = {name: gradebook_checks(root) for name, root in zip(seconds, (ours, sandboxed, stock), strict=True)}
         recording = recording_seconds(ours, results)
         split, start_up = honest_core_seconds(Path(tmp) / "honest", 20)
         growth = {n: honest_core_seconds(Path(tmp) / f"growth{n}", n)[0] for n in (60, args.growth) if n}
