@@ -9,8 +9,9 @@ Re-grading a student replaces their autograded scores; a manual score a TA alrea
 kept, and, as nbgrader does, its grade is listed for the TA to look at again.
 
 A :class:`Recorder` holds one gradebook session for a whole batch and writes each student as one
-transaction: nbgrader's preprocessors are lent that session (``lent_gradebook``), so recording a
-student costs milliseconds, not a second.
+transaction, their student and submission rows included: nbgrader's preprocessors are lent that
+session (``lent_gradebook``), so recording a student costs milliseconds, not a second. A local
+``course autograde`` runs its Recorder in a process of its own (``recorder_process``).
 
 Several graders may record into one PostgreSQL gradebook at the same time (two ``course
 autograde`` runs on the two halves of a class): opening it (which may create its tables) is
@@ -168,10 +169,10 @@ class Recorder:
                     for q in result.get("questions", {}).values() for row in q.get("checks", [])}
         look = [row["id"] for qid in result.get("needs_manual_grade", [])
                 for row in result.get("questions", {}).get(qid, {}).get("checks", [])]
-        gb.update_or_create_student(student)
-        gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
         graded, unprocessed, waiting = {}, [], set()
         with lent(gb, self.source) as loan:
+            gb.update_or_create_student(student)
+            gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
             for notebook in self.source.notebooks:
                 nb = _read(folder, self.assignment, notebook)
                 resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,

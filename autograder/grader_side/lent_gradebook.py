@@ -129,8 +129,9 @@ _lending: list[LentGradebook] = []   # the session lent now, if any (one thread 
 @contextmanager
 def lent(gb: Gradebook, source: Source):
     """Until the end of the ``with``, nbgrader's preprocessors open ``gb``'s session (lent, never
-    closed, its commits waiting) instead of their own gradebook. Within a lent session this
-    changes nothing."""
+    closed, its commits waiting) instead of their own gradebook, and ``gb``'s own methods
+    (``update_or_create_submission``...) wait to commit too. Within a lent session this changes
+    nothing."""
     if _lending:
         yield _lending[-1]
         return
@@ -140,9 +141,11 @@ def lent(gb: Gradebook, source: Source):
     for module in modules:
         module.Gradebook = lambda *args, **kwargs: loan
     _lending.append(loan)
+    session, gb.db = gb.db, loan.db
     try:
         yield loan
     finally:
+        gb.db = session
         _lending.pop()
         for module, original in zip(modules, originals, strict=True):
             module.Gradebook = original

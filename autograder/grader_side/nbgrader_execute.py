@@ -170,8 +170,8 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
         stopped the whole notebook with a KeyError, and it was recorded as 0.)"""
         source = self.gradebook.source.cells(self.notebook_id)
         names = list(source)
+        present = {(cell.metadata.get("nbgrader") or {}).get("grade_id"): i for i, cell in enumerate(nb.cells)}
         for graded in [cell for cell in source.values() if hasattr(cell, "max_score")]:
-            present = {(cell.metadata.get("nbgrader") or {}).get("grade_id"): i for i, cell in enumerate(nb.cells)}
             if graded.name in present:
                 continue
             self.log.warning(f"Missing grade cell {graded.name} encountered, adding to notebook")
@@ -180,6 +180,7 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
                                                                   is_solution=graded.solution))
             cell.id = re.sub(r"[^A-Za-z0-9_-]", "-", f"restored-{graded.name}")[:64]   # nbformat 4.5 wants one
             nb.cells.insert(next((present[n] + 1 for n in reversed(names[:k]) if n in present), 0), cell)
+            present = {(c.metadata.get("nbgrader") or {}).get("grade_id"): i for i, c in enumerate(nb.cells)}
         return nb, resources
 
 
