@@ -21,6 +21,7 @@ from pathlib import Path
 from autograder.grader_side import pipeline
 from autograder.grader_side.assignment import REPO, Assignment, CourseError, names
 from autograder.grader_side.pipeline import grade_safely
+from autograder.grader_side.recorder_process import RecorderProcess
 from autograder.grader_side.sandbox import PRELOAD, grading_sandbox
 from autograder.reports.exports import gradescope, write_csv, write_json
 from autograder.tooling.release import make_course, nbgrader, release, schedule, scheduled
@@ -113,16 +114,21 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
         from autograder.grader_side import cluster
 
         security = cluster.security(scheduler, repo, insecure_cluster)
-    with _recorder(repo, assignment) if gradebook else nullcontext() as recorder:
-        if scheduler:
+    if scheduler:
+        with _recorder(repo, assignment) if gradebook else nullcontext() as recorder:
             doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress, security,
                                     allow_weak_isolation)
             if recorder:
                 for sid, result in doc["students"].items():
                     _record_safely(recorder, sid, result, students[sid])
             return doc
-        return _autograde_here(a, students, workers, timeout, progress, (repo, submissions), recorder,
-                               allow_weak_isolation)
+    started = time.monotonic()
+    # Here the recorder is a process of its own: it writes each student while the others are graded.
+    with RecorderProcess(repo, assignment) if gradebook else nullcontext() as recorder:
+        doc = _autograde_here(a, students, workers, timeout, progress, (repo, submissions), recorder,
+                              allow_weak_isolation)
+    doc["seconds"] = round(time.monotonic() - started, 2)
+    return doc
 
 
 def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, timeout: float, progress, hide,
@@ -143,6 +149,8 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
     except SandboxError as exc:
         raise CourseError(str(exc)) from None
     with sandbox:
+        if recorder:
+            recorder.ready()   # the gradebook opened (or its reason why not) before the first student
         env = pipeline.Env(a, sandbox, workers)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {pool.submit(grade_safely, sid, folder, env): sid for sid, folder in students.items()}

@@ -1,0 +1,157 @@
+"""The gradebook's ``Recorder`` in a process of its own, next to a local ``course autograde`` run.
+
+Recording a student is pure Python (nbgrader's preprocessors, SQLAlchemy): on the grader's main
+thread it held the interpreter lock the grading threads need between two sandbox requests, and
+slowed the whole class. Here it runs in a child Python that imports nbgrader, not torch, and
+records each student as the grader hands them over, while the others are being graded.
+
+``RecorderProcess`` has the ``Recorder``'s interface: use it as a context manager and call
+``record(student, result, folder)``. What a ``Recorder`` changes in ``result`` (flags, the
+hand-graded questions as the gradebook lists them) is copied back into the same dict when the
+``with`` block ends; a student the child could not write keeps the one-line reason in its flags,
+as ``_record_safely`` writes it, and the others are written as usual.
+
+Frames on the child's stdin and stdout: an 8-byte length, then a pickle of plain data between two
+processes of the grader (student code never reaches either pipe). In: ``(student, result,
+folder)``. Out: ``("ready", None)`` or ``("error", message)`` first, then ``(student, result)``
+for each student, in order.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+
+from autograder.grader_side.assignment import REPO, CourseError
+
+_LENGTH = struct.Struct("<Q")
+
+
+def _write(stream, value) -> None:
+    data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_LENGTH.pack(len(data)) + data)
+    stream.flush()
+
+
+def _read(stream):
+    """The next frame, or None at the end of the stream."""
+    head = stream.read(_LENGTH.size)
+    if len(head) < _LENGTH.size:
+        return None
+    (size,) = _LENGTH.unpack(head)
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return pickle.loads(data)
+
+
+class RecorderProcess:
+    """A ``Recorder`` of the course at ``root`` for ``assignment``, in a child process."""
+
+    def __init__(self, root: Path, assignment: str):
+        self.root, self.assignment = Path(root), assignment
+        self.results: dict[str, dict] = {}      # student -> the dict handed over (updated at the end)
+        self.replies: dict[str, dict] = {}      # student -> the result as the child recorded it
+        self._ready: tuple | None = None
+        self.core_seconds = 0.0                 # the child's CPU time, once it has ended
+        self._replied = threading.Condition()
+
+    def __enter__(self) -> RecorderProcess:
+        self._log = tempfile.TemporaryFile()
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+        self._child = subprocess.Popen([sys.executable, "-m", __name__, str(self.root), self.assignment],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+                                       env=env, cwd=self.root)
+        assert self._child.stdin is not None and self._child.stdout is not None
+        self._requests, self._replies = self._child.stdin, self._child.stdout
+        self._reader = threading.Thread(target=self._read_replies, name="recorder replies", daemon=True)
+        self._reader.start()
+        return self
+
+    def ready(self) -> None:
+        """Wait until the child has opened the gradebook; CourseError with its reason if it could not."""
+        with self._replied:
+            self._replied.wait_for(lambda: self._ready is not None)
+        kind, message = self._ready or ("error", "")
+        if kind != "ready":
+            raise CourseError(message)
+
+    def record(self, student: str, result: dict, folder: Path) -> None:
+        self.ready()
+        self.results[student] = result
+        try:
+            _write(self._requests, (student, result, str(folder)))
+        except (BrokenPipeError, OSError):
+            pass   # the child has died: the end of the block says so for each student not written
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self._requests.close()
+        except OSError:
+            pass
+        self._reader.join()
+        if self._child.returncode is None:   # (the reader has reaped a child that died before it was ready)
+            _, status, usage = os.wait4(self._child.pid, 0)
+            self._child.returncode = os.waitstatus_to_exitcode(status)
+            self.core_seconds = usage.ru_utime + usage.ru_stime
+        why = self._death()
+        for student, result in self.results.items():
+            if student in self.replies:
+                result.clear()
+                result.update(self.replies[student])
+            else:
+                result.setdefault("flags", []).append(f"not written to nbgrader's gradebook: {why}"[:300])
+        self._log.close()
+
+    def _read_replies(self) -> None:
+        first = _read(self._replies)
+        if first is None:
+            self._child.wait()
+        with self._replied:
+            self._ready = first if first is not None else ("error", f"the gradebook's recorder {self._death()}")
+            self._replied.notify_all()
+        while (frame := _read(self._replies)) is not None:
+            student, result = frame
+            self.replies[student] = result
+
+    def _death(self) -> str:
+        """Why the child ended, in one line (its last line on stderr)."""
+        code = self._child.returncode
+        self._log.seek(0)
+        lines = [line for line in self._log.read().decode("utf-8", "replace").splitlines() if line.strip()]
+        last = lines[-1].strip() if lines else ""
+        return f"ended with exit status {code}" + (f": {last}"[:200] if last else "")
+
+
+def main(argv: list[str]) -> int:
+    """The child: record each student read from stdin, reply on stdout."""
+    from autograder.api import _record_safely
+    from autograder.grader_side.gradebook import Course, Recorder
+
+    root, assignment = Path(argv[0]), argv[1]
+    replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())   # whatever else prints goes to the log
+    requests = sys.stdin.buffer
+    try:
+        recorder = Recorder(Course(root), assignment).__enter__()
+    except CourseError as exc:
+        _write(replies, ("error", str(exc)))
+        return 0
+    _write(replies, ("ready", None))
+    try:
+        while (frame := _read(requests)) is not None:
+            student, result, folder = frame
+            _record_safely(recorder, student, result, Path(folder))
+            _write(replies, (student, result))
+    finally:
+        recorder.__exit__(None, None, None)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
