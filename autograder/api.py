@@ -114,19 +114,19 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
         from autograder.grader_side import cluster
 
         security = cluster.security(scheduler, repo, insecure_cluster)
-    if scheduler:
-        with _recorder(repo, assignment) if gradebook else nullcontext() as recorder:
-            doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress, security,
-                                    allow_weak_isolation)
-            if recorder:
-                for sid, result in doc["students"].items():
-                    _record_safely(recorder, sid, result, students[sid])
-            return doc
     started = time.monotonic()
-    # Here the recorder is a process of its own: it writes each student while the others are graded.
+    # The recorder is a process of its own: it writes each student while the others are graded.
     with RecorderProcess(repo, assignment) if gradebook else nullcontext() as recorder:
-        doc = _autograde_here(a, students, workers, timeout, progress, (repo, submissions), recorder,
-                              allow_weak_isolation)
+        if scheduler:
+            record = None
+            if recorder:
+                recorder.ready()
+                record = lambda sid, result: _record_safely(recorder, sid, result, students[sid])  # noqa: E731
+            doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress, security,
+                                    allow_weak_isolation, graded=record)
+        else:
+            doc = _autograde_here(a, students, workers, timeout, progress, (repo, submissions), recorder,
+                                  allow_weak_isolation)
     doc["seconds"] = round(time.monotonic() - started, 2)
     return doc
 

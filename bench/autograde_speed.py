@@ -37,6 +37,7 @@ from autograder import api  # noqa: E402
 from autograder.grader_side.assignment import Assignment  # noqa: E402
 from autograder.grader_side.misconceptions import edits  # noqa: E402
 from autograder.grader_side.nbgrader_execute import use_stock_nbgrader  # noqa: E402
+from autograder.grader_side.recorder_process import RecorderProcess  # noqa: E402
 from autograder.tooling.sampleclass import write_submission  # noqa: E402
 
 ASSIGNMENT = "transformer-block"
@@ -86,6 +87,22 @@ def core_seconds() -> tuple[float, float, float]:
     return me.ru_utime + me.ru_stime, waited.ru_utime + waited.ru_stime, live
 
 
+class MeasuredRecorder(RecorderProcess):
+    """The gradebook's recorder process, its core time and peak memory kept for the split."""
+    ended: list[RecorderProcess] = []
+
+    def __exit__(self, *exc):
+        super().__exit__(*exc)
+        self.ended.append(self)
+
+
+api.RecorderProcess = MeasuredRecorder   # type: ignore[misc]   # what course autograde starts
+
+
+def recorder_seconds() -> float:
+    return sum(r.core_seconds for r in MeasuredRecorder.ended)
+
+
 def honest_core_seconds(root: Path, students: int) -> tuple[dict[str, float], float]:
     """Core seconds per honest submission over the whole process tree, gradebook written, with a
     warm sandbox (a class of ``students`` minus a class of one, so start-up is not counted), split
@@ -96,14 +113,15 @@ def honest_core_seconds(root: Path, students: int) -> tuple[dict[str, float], fl
         shutil.rmtree(root / "submitted", ignore_errors=True)
         for i in range(n):
             write_submission(root / "submitted" / f"honest{n}-{i:04d}", a, signed=True)
-        before, started = core_seconds(), time.monotonic()
+        before, started = (*core_seconds(), recorder_seconds()), time.monotonic()
         api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
         walls.append(time.monotonic() - started)
-        costs.append([after - b for after, b in zip(core_seconds(), before, strict=True)])
+        costs.append([after - b for after, b in zip((*core_seconds(), recorder_seconds()), before, strict=True)])
     parts = [(big - small) / (students - 1) for small, big in zip(*costs, strict=True)]
-    split = {"grader (checks, references, comparisons, recording)": parts[0],
-             "sandbox (zygote and notebook processes: student code)": parts[1],
-             "route judge (helper processes)": parts[2]}
+    split = {"grader (checks, references, comparisons)": parts[0],
+             "sandbox (zygote and notebook processes: student code)": parts[1] - parts[3],
+             "route judge (helper processes)": parts[2],
+             "recorder process (gradebook and autograded/)": parts[3]}
     return split, walls[0]
 
 
@@ -158,7 +176,8 @@ def main(argv=None) -> int:
             "course autograde": timed(lambda: results.update(api.autograde(
                 ASSIGNMENT, ours / "submitted", workers=args.workers, repo=ours, gradebook=True))),
         }
-        sandbox_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        children_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024   # the largest one
+        recorder_mb = max(r.peak_mb for r in MeasuredRecorder.ended)
         scale = args.students / sample
         seconds.update({
             "nbgrader autograde (sandbox)": scale * timed(lambda: api.nbgrader(
@@ -185,11 +204,12 @@ def main(argv=None) -> int:
           f"(start-up, a class of one: {start_up:.1f} s)")
     for part, cost in split.items():
         print(f"  {part:56} {cost:.3f} s")
-    print(f"  of which writing the gradebook and autograded/ (recording again)  {recording:.3f} s")
+    print(f"  (the same class recorded again on the grader's thread: {recording:.3f} s per student)")
     for n, parts in growth.items():
         print(f"growth: core time per submission in a class of {n:5}: {sum(parts.values()):.3f} s")
     print(f"peak RSS: grader {peak_mb:.0f} MB (the whole bench, {args.growth or args.students} submissions "
-          f"at most in one run), sandbox zygote {sandbox_mb:.0f} MB")
+          f"at most in one run), the largest child {children_mb:.0f} MB (the recorder process: "
+          f"{recorder_mb:.0f} MB; otherwise the sandbox's zygote)")
     for n, (warm_up, s) in cluster.items():
         print(f"on a dask cluster of this machine, {n} worker process{'es' if n > 1 else ''}: {s:6.1f} s, "
               f"{s / base:.2f}x the local run (after {warm_up:.1f} s starting the workers' sandboxes)")

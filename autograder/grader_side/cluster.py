@@ -251,9 +251,10 @@ def submission_files(a, folder: Path) -> dict[str, bytes | str]:
 
 
 def autograde(a, students: dict[str, Path], scheduler: str, timeout: float, preload, progress=None,
-              security=None, allow_weak_isolation: bool = False) -> dict:
+              security=None, allow_weak_isolation: bool = False, graded=None) -> dict:
     """Grade ``students`` (id -> folder) of the assignment ``a`` on the cluster at ``scheduler``
-    (reached with ``security``, see :func:`security`); the results document."""
+    (reached with ``security``, see :func:`security`); the results document. ``graded(student,
+    result)`` is called as each student's result comes back (the gradebook's recorder)."""
     from distributed import Client
 
     from autograder.grader_side.assignment import CourseError
@@ -270,7 +271,7 @@ def autograde(a, students: dict[str, Path], scheduler: str, timeout: float, prel
         name = f"{PLUGIN}-{a.name}-{_digest(grader)}"
         isolation = _register(client, grader, name, scheduler)
         threads = sum(_quietly(client.nthreads, {}).values()) or len(isolation)
-        results = _run(client, a, students, name, scheduler, progress)
+        results = _run(client, a, students, name, scheduler, progress, graded)
     return {"assignment": a.name, "isolation": _merged(list(isolation.values())), "workers": threads,
             "seconds": round(time.monotonic() - started, 2),
             "students": {sid: results[sid] for sid in sorted(results)}}
@@ -332,7 +333,7 @@ def _register(client, grader: Grader, name: str, scheduler: str) -> dict[str, di
         time.sleep(0.5)
 
 
-def _run(client, a, students: dict[str, Path], name: str, scheduler: str, progress) -> dict[str, dict]:
+def _run(client, a, students: dict[str, Path], name: str, scheduler: str, progress, graded) -> dict[str, dict]:
     """Every student's result, a task each, at most IN_FLIGHT per worker thread at a time. A lost
     worker's tasks are re-run by the scheduler; with no worker left for WORKERS_TIMEOUT, CourseError."""
     from distributed import as_completed
@@ -381,6 +382,8 @@ def _run(client, a, students: dict[str, Path], name: str, scheduler: str, progre
                 except Exception as exc:   # its workers kept dying (KilledWorker): this student only
                     results[sid] = _failed(a, f"the cluster could not grade this submission: "
                                               f"{type(exc).__name__}: {exc}")
+                if graded:
+                    graded(sid, results[sid])
                 if progress:
                     progress(sid)
                 nxt = submit()

@@ -58,7 +58,7 @@ class RecorderProcess:
         self.results: dict[str, dict] = {}      # student -> the dict handed over (updated at the end)
         self.replies: dict[str, dict] = {}      # student -> the result as the child recorded it
         self._ready: tuple | None = None
-        self.core_seconds = 0.0                 # the child's CPU time, once it has ended
+        self.core_seconds = self.peak_mb = 0.0  # the child's CPU time and peak RSS, once it has ended
         self._replied = threading.Condition()
 
     def __enter__(self) -> RecorderProcess:
@@ -98,7 +98,7 @@ class RecorderProcess:
         if self._child.returncode is None:   # (the reader has reaped a child that died before it was ready)
             _, status, usage = os.wait4(self._child.pid, 0)
             self._child.returncode = os.waitstatus_to_exitcode(status)
-            self.core_seconds = usage.ru_utime + usage.ru_stime
+            self.core_seconds, self.peak_mb = usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
         why = self._death()
         for student, result in self.results.items():
             if student in self.replies:
@@ -139,6 +139,7 @@ def main(argv: list[str]) -> int:
     requests = sys.stdin.buffer
     try:
         recorder = Recorder(Course(root), assignment).__enter__()
+        recorder.assignment.check_loads()   # (imports the checks, and torch: before the first student, not with it)
     except CourseError as exc:
         _write(replies, ("error", str(exc)))
         return 0
