@@ -67,7 +67,7 @@ def record_gradebook(results: dict, submissions: Path, repo: Path = REPO) -> Non
     folders = find_submissions(submissions)
     with _recorder(repo, results["assignment"]) as recorder:
         for sid, result in results["students"].items():
-            _record_safely(recorder, sid, result, folders[sid])
+            recorder.record_safely(sid, result, folders[sid])
 
 
 # ---- autograde -------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
             record = None
             if recorder:
                 recorder.ready()
-                record = lambda sid, result: _record_safely(recorder, sid, result, students[sid])  # noqa: E731
+                record = lambda sid, result: recorder.record_safely(sid, result, students[sid])  # noqa: E731
             doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress, security,
                                     allow_weak_isolation, graded=record)
         else:
@@ -158,7 +158,7 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
                 sid = futures[future]
                 results[sid] = future.result()
                 if recorder:
-                    _record_safely(recorder, sid, results[sid], students[sid])
+                    recorder.record_safely(sid, results[sid], students[sid])
                 if progress:
                     progress(futures[future])
         isolation = dict(sandbox.isolation)
@@ -171,14 +171,6 @@ def _recorder(root: Path, assignment: str):
     from autograder.grader_side.gradebook import Course, Recorder
 
     return Recorder(Course(root), assignment)
-
-
-def _record_safely(recorder, student: str, result: dict, folder: Path) -> None:
-    """Write one student into the gradebook; a failure is noted in their result, not raised."""
-    try:
-        recorder.record(student, result, folder)
-    except Exception as exc:
-        result.setdefault("flags", []).append(f"not written to nbgrader's gradebook: {type(exc).__name__}: {exc}"[:300])
 
 
 # ---- one submission ------------------------------------------------------------------------

@@ -43,13 +43,13 @@ def test_a_recorder_that_dies_mid_class_flags_the_students_it_did_not_write(grad
     ann, ben = (copy.deepcopy(doc["students"][sid]) for sid in ("ann", "ben"))
     with RecorderProcess(root, ASSIGNMENT) as recorder:
         recorder.ready()
-        recorder.record("ann", ann, root / "submitted" / "ann")
+        recorder.record_safely("ann", ann, root / "submitted" / "ann")
         deadline = time.monotonic() + 60
         while "ann" not in recorder.replies and time.monotonic() < deadline:
             time.sleep(0.05)
         assert "ann" in recorder.replies
         os.kill(recorder._child.pid, signal.SIGKILL)
-        recorder.record("ben", ben, root / "submitted" / "ben")
+        recorder.record_safely("ben", ben, root / "submitted" / "ben")
     assert not any("gradebook" in flag for flag in ann.get("flags", []))
     (why,) = [flag for flag in ben["flags"] if "gradebook" in flag]
     assert why.startswith("not written to nbgrader's gradebook: ended with exit status -9")

@@ -40,6 +40,7 @@ from autograder.grader_side.assignment import Assignment, CourseError
 from autograder.grader_side.lent_gradebook import Source, lent
 from autograder.grader_side.nbgrader_execute import MarkForReview, SaveAutoGrades, write_outcomes
 from autograder.grader_side.pipeline import Outcome
+from autograder.grader_side.results import NOT_WRITTEN
 from autograder.student_side.checks import quoted
 
 # nbgrader's Autograde.sanitize_preprocessors, and its autograde_preprocessors after execution
@@ -159,6 +160,13 @@ class Recorder:
             (dest / file).write_bytes(data)
         for notebook, nb in graded.items():
             nbformat.write(nb, dest / f"{notebook}.ipynb")
+
+    def record_safely(self, student: str, result: dict, folder: Path) -> None:
+        """``record``; a failure is noted in the student's flags, not raised (the batch goes on)."""
+        try:
+            self.record(student, result, folder)
+        except Exception as exc:
+            result.setdefault("flags", []).append(f"{NOT_WRITTEN}{type(exc).__name__}: {exc}"[:300])
 
     def _record(self, student: str, result: dict, folder: Path, when) -> tuple[dict, list[str], set[str]]:
         """Write the student's grades (committed together); return their autograded notebooks, a

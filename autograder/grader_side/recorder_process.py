@@ -6,10 +6,10 @@ slowed the whole class. Here it runs in a child Python that imports nbgrader, no
 records each student as the grader hands them over, while the others are being graded.
 
 ``RecorderProcess`` has the ``Recorder``'s interface: use it as a context manager and call
-``record(student, result, folder)``. What a ``Recorder`` changes in ``result`` (flags, the
+``record_safely(student, result, folder)``. What a ``Recorder`` changes in ``result`` (flags, the
 hand-graded questions as the gradebook lists them) is copied back into the same dict when the
 ``with`` block ends; a student the child could not write keeps the one-line reason in its flags,
-as ``_record_safely`` writes it, and the others are written as usual.
+as ``Recorder.record_safely`` writes it, and the others are written as usual.
 
 Frames on the child's stdin and stdout: an 8-byte length, then a pickle of plain data between two
 processes of the grader (student code never reaches either pipe). In: ``(student, result,
@@ -28,6 +28,7 @@ import threading
 from pathlib import Path
 
 from autograder.grader_side.assignment import REPO, CourseError
+from autograder.grader_side.results import NOT_WRITTEN
 
 _LENGTH = struct.Struct("<Q")
 
@@ -81,7 +82,7 @@ class RecorderProcess:
         if kind != "ready":
             raise CourseError(message)
 
-    def record(self, student: str, result: dict, folder: Path) -> None:
+    def record_safely(self, student: str, result: dict, folder: Path) -> None:
         self.ready()
         self.results[student] = result
         try:
@@ -105,7 +106,7 @@ class RecorderProcess:
                 result.clear()
                 result.update(self.replies[student])
             else:
-                result.setdefault("flags", []).append(f"not written to nbgrader's gradebook: {why}"[:300])
+                result.setdefault("flags", []).append(f"{NOT_WRITTEN}{why}"[:300])
         self._log.close()
 
     def _read_replies(self) -> None:
@@ -130,7 +131,6 @@ class RecorderProcess:
 
 def main(argv: list[str]) -> int:
     """The child: record each student read from stdin, reply on stdout."""
-    from autograder.api import _record_safely
     from autograder.grader_side.gradebook import Course, Recorder
 
     root, assignment = Path(argv[0]), argv[1]
@@ -147,7 +147,7 @@ def main(argv: list[str]) -> int:
     try:
         while (frame := _read(requests)) is not None:
             student, result, folder = frame
-            _record_safely(recorder, student, result, Path(folder))
+            recorder.record_safely(student, result, Path(folder))
             _write(replies, (student, result))
     finally:
         recorder.__exit__(None, None, None)

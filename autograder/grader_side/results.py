@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 Status = Literal["graded", "failed", "grader-error"]
+NOT_WRITTEN = "not written to nbgrader's gradebook: "   # a student's flag, when recording them failed
 
 
 @dataclass
