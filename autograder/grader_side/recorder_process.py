@@ -1,9 +1,10 @@
-"""The gradebook's ``Recorder`` in a process of its own, next to a local ``course autograde`` run.
+"""The gradebook's ``Recorder`` in a process of its own, next to ``course autograde``.
 
 Recording a student is pure Python (nbgrader's preprocessors, SQLAlchemy): on the grader's main
 thread it held the interpreter lock the grading threads need between two sandbox requests, and
-slowed the whole class. Here it runs in a child Python that imports nbgrader, not torch, and
-records each student as the grader hands them over, while the others are being graded.
+slowed the whole class. Here it runs in a child Python (nbgrader, and the set's checks for their
+points) and records each student as the grader hands them over, graded here or on a cluster,
+while the others are being graded.
 
 ``RecorderProcess`` has the ``Recorder``'s interface: use it as a context manager and call
 ``record_safely(student, result, folder)``. What a ``Recorder`` changes in ``result`` (flags, the
@@ -64,8 +65,10 @@ class RecorderProcess:
 
     def __enter__(self) -> RecorderProcess:
         self._log = tempfile.TemporaryFile()
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
-        self._child = subprocess.Popen([sys.executable, "-m", __name__, str(self.root), self.assignment],
+        path = [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
+        # -P: the course folder it runs in is not on its import path
+        self._child = subprocess.Popen([sys.executable, "-P", "-m", __name__, str(self.root), self.assignment],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
                                        env=env, cwd=self.root)
         assert self._child.stdin is not None and self._child.stdout is not None
