@@ -29,10 +29,20 @@ import warnings
 from pathlib import Path
 
 import nbformat
-from nbgrader.api import Gradebook, InvalidEntry, MissingEntry
+from nbgrader.api import (
+    Comment,
+    Grade,
+    Gradebook,
+    InvalidEntry,
+    MissingEntry,
+    SubmittedAssignment,
+    SubmittedNotebook,
+    new_uuid,
+)
 from nbgrader.apps.baseapp import NbGrader
 from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput
 from nbgrader.utils import parse_utc
+from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError, SAWarning
 
 from autograder.grader_side import nbgrader_execute, submitted
@@ -109,6 +119,7 @@ class Recorder:
         self.gb = gb = _opened(course.db_url, course.coursedir.course_id)
         try:
             self.source = Source(gb, name)
+            self.new_rows = _NewSubmission(gb, name)
         except MissingEntry:
             gb.close()
             raise CourseError(f"the gradebook {_safe(course.db_url)} has no assignment {name!r}: {missing}") from None
@@ -180,7 +191,11 @@ class Recorder:
         graded, unprocessed, waiting = {}, [], set()
         with lent(gb, self.source) as loan:
             gb.update_or_create_student(student)
-            gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
+            try:
+                gb.find_submission(self.name, student)
+                gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
+            except MissingEntry:
+                self.new_rows.add(gb, student, when)
             for notebook in self.source.notebooks:
                 nb = _read(folder, self.assignment, notebook)
                 resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
@@ -214,6 +229,33 @@ class Recorder:
                         waiting.add(qid)
         gb.db.commit()
         return graded, unprocessed, waiting
+
+
+class _NewSubmission:
+    """nbgrader's ``add_submission`` for one assignment: the submission, a row per notebook, a grade
+    for each graded cell and task and a comment for each solution cell and task, in its order, with
+    its defaults; written as one multi-row insert per table, not about 85 ORM objects (10 ms a
+    student). The assignment's ids are read once."""
+
+    def __init__(self, gb: Gradebook, assignment: str):
+        found = gb.find_assignment(assignment)
+        self.assignment_id = found.id
+        self.notebooks = [(nb.id, [c.id for c in nb.grade_cells], [c.id for c in nb.solution_cells],
+                           [c.id for c in nb.task_cells]) for nb in found.notebooks]
+
+    def add(self, gb: Gradebook, student: str, when) -> None:
+        submission = new_uuid()
+        notebooks, grades, comments = [], [], []
+        for notebook_id, graded, solutions, tasks in self.notebooks:
+            row = new_uuid()
+            notebooks.append({"id": row, "assignment_id": submission, "notebook_id": notebook_id})
+            grades += [{"notebook_id": row, "cell_id": cell} for cell in graded + tasks]
+            comments += [{"notebook_id": row, "cell_id": cell} for cell in solutions + tasks]
+        gb.db.execute(insert(SubmittedAssignment), [{"id": submission, "assignment_id": self.assignment_id,
+                                                     "student_id": student, "timestamp": when}])
+        for model, rows in ((SubmittedNotebook, notebooks), (Grade, grades), (Comment, comments)):
+            if rows:
+                gb.db.execute(insert(model), rows)
 
 
 def _hand_graded_as_recorded(result: dict, waiting: set[str], questions_of_set: dict) -> None:
