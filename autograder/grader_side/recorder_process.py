@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import queue
 import struct
 import subprocess
 import sys
@@ -62,6 +63,7 @@ class RecorderProcess:
         self._ready: tuple | None = None
         self.core_seconds = self.peak_mb = 0.0  # the child's CPU time and peak RSS, once it has ended
         self._replied = threading.Condition()
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()   # (student, result, folder) to send; None: the end
 
     def __enter__(self) -> RecorderProcess:
         self._log = tempfile.TemporaryFile()
@@ -74,7 +76,9 @@ class RecorderProcess:
         assert self._child.stdin is not None and self._child.stdout is not None
         self._requests, self._replies = self._child.stdin, self._child.stdout
         self._reader = threading.Thread(target=self._read_replies, name="recorder replies", daemon=True)
+        self._writer = threading.Thread(target=self._write_requests, name="recorder requests", daemon=True)
         self._reader.start()
+        self._writer.start()
         return self
 
     def ready(self) -> None:
@@ -86,18 +90,14 @@ class RecorderProcess:
             raise CourseError(message)
 
     def record_safely(self, student: str, result: dict, folder: Path) -> None:
+        """Hand ``result`` over; it returns at once (a grader waiting here would stop handing out work)."""
         self.ready()
         self.results[student] = result
-        try:
-            _write(self._requests, (student, result, str(folder)))
-        except (BrokenPipeError, OSError):
-            pass   # the child has died: the end of the block says so for each student not written
+        self._queue.put((student, result, str(folder)))
 
     def __exit__(self, *exc) -> None:
-        try:
-            self._requests.close()
-        except OSError:
-            pass
+        self._queue.put(None)
+        self._writer.join()
         self._reader.join()
         if self._child.returncode is None:   # (the reader has reaped a child that died before it was ready)
             _, status, usage = os.wait4(self._child.pid, 0)
@@ -111,6 +111,17 @@ class RecorderProcess:
             else:
                 result.setdefault("flags", []).append(f"{NOT_WRITTEN}{why}"[:300])
         self._log.close()
+
+    def _write_requests(self) -> None:
+        while (frame := self._queue.get()) is not None:
+            try:
+                _write(self._requests, frame)
+            except OSError:   # the child has died: the end of the block says so for each student not written
+                break
+        try:
+            self._requests.close()
+        except OSError:
+            pass
 
     def _read_replies(self) -> None:
         first = _read(self._replies)
