@@ -16,8 +16,8 @@ and prints each wall time, the ratios to ``course autograde``, and whether every
 score; then the core time per honest submission over the whole process tree with the gradebook
 written (warm sandbox, start-up excluded) split by process, the start-up time, the core time per
 submission in a class of 60 and of ``--growth``, the peak memory of the grader and of its sandbox,
-and the class on a dask.distributed cluster of this machine (``course autograde --scheduler``) with
-1 and 2 worker processes.
+and the class on a dask.distributed cluster of this machine (``course autograde --scheduler``, the
+gradebook written as in the local run) with 1 and 2 worker processes.
 """
 from __future__ import annotations
 
@@ -132,10 +132,11 @@ def recording_seconds(root: Path, results: dict) -> float:
     return (time.process_time() - started) / max(1, len(results["students"]))
 
 
-def on_cluster(root: Path, processes: int) -> tuple[float, float]:
+def on_cluster(root: Path, processes: int, pristine: Path) -> tuple[float, float]:
     """Wall times of `course autograde --scheduler` on a scheduler and ``processes`` single-thread
     worker processes of this machine: a first run of one submission (the workers start their
-    sandboxes), then the class on the warm workers."""
+    sandboxes), then the class on the warm workers, written into the gradebook as the local run was
+    (a copy of ``pristine``, the gradebook before any student)."""
     import logging
 
     from distributed import LocalCluster
@@ -144,8 +145,9 @@ def on_cluster(root: Path, processes: int) -> tuple[float, float]:
                       silence_logs=logging.ERROR) as cluster:
         times = []
         for folder in (root / "first", root / "submitted"):
+            shutil.copy(pristine, root / "gradebook.db")
             started = time.monotonic()
-            api.autograde(ASSIGNMENT, folder, repo=root, scheduler=cluster.scheduler_address,
+            api.autograde(ASSIGNMENT, folder, repo=root, scheduler=cluster.scheduler_address, gradebook=True,
                           insecure_cluster=True)   # this machine only
             times.append(time.monotonic() - started)
         return times[0], times[1]
@@ -171,6 +173,7 @@ def main(argv=None) -> int:
                 shutil.rmtree(folder)
         use_stock_nbgrader(stock)
         shutil.copytree(stock / "submitted" / "student000", ours / "first" / "student000")
+        shutil.copy(ours / "gradebook.db", Path(tmp) / "pristine.db")
         results = {}
         seconds = {
             "course autograde": timed(lambda: results.update(api.autograde(
@@ -190,7 +193,7 @@ def main(argv=None) -> int:
         split, start_up = honest_core_seconds(Path(tmp) / "honest", 20)
         growth = {n: honest_core_seconds(Path(tmp) / f"growth{n}", n)[0] for n in (60, args.growth) if n}
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-        cluster = {} if args.no_cluster else {n: on_cluster(ours, n) for n in (1, 2)}
+        cluster = {} if args.no_cluster else {n: on_cluster(ours, n, Path(tmp) / "pristine.db") for n in (1, 2)}
     print(f"submissions: {args.students} (generated: the solution and catalogued wrong answers); "
           f"course autograde with {results['workers']} workers, gradebook written")
     base = seconds["course autograde"]
@@ -211,7 +214,8 @@ def main(argv=None) -> int:
           f"at most in one run), the largest child {children_mb:.0f} MB (the recorder process: "
           f"{recorder_mb:.0f} MB; otherwise the sandbox's zygote)")
     for n, (warm_up, s) in cluster.items():
-        print(f"on a dask cluster of this machine, {n} worker process{'es' if n > 1 else ''}: {s:6.1f} s, "
+        print(f"on a dask cluster of this machine, {n} worker process{'es' if n > 1 else ''}, gradebook written: "
+              f"{s:6.1f} s, "
               f"{s / base:.2f}x the local run (after {warm_up:.1f} s starting the workers' sandboxes)")
     # Stock nbgrader cannot judge forbidden routes (hidden tests run beside the student's code), so
     # only the course's two graders are held to the same score on every check.
