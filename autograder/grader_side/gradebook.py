@@ -10,8 +10,9 @@ kept, and, as nbgrader does, its grade is listed for the TA to look at again.
 
 A :class:`Recorder` holds one gradebook session for a whole batch and writes each student as one
 transaction, their student and submission rows included: nbgrader's preprocessors are lent that
-session (``lent_gradebook``), so recording a student costs milliseconds, not a second. A local
-``course autograde`` runs its Recorder in a process of its own (``recorder_process``).
+session (``lent_gradebook``), so recording a student costs milliseconds, not a second.
+``course autograde`` runs its Recorder in a process of its own (``recorder_process``), locally and
+for a Dask cluster.
 
 Several graders may record into one PostgreSQL gradebook at the same time (two ``course
 autograde`` runs on the two halves of a class): opening it (which may create its tables) is
