@@ -127,8 +127,7 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
         else:
             doc = _autograde_here(a, students, workers, timeout, progress, (repo, submissions), recorder,
                                   allow_weak_isolation)
-    doc["seconds"] = round(time.monotonic() - started, 2)
-    return doc
+    return {**doc, "seconds": round(time.monotonic() - started, 2)}   # recording's tail included
 
 
 def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, timeout: float, progress, hide,
@@ -142,7 +141,6 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
     # only spin, at about 0.1 s of core time per submission. Parallelism comes from the tasks.
     torch.set_num_threads(1)
     workers = workers or os.cpu_count() or 1
-    started = time.monotonic()
     results: dict[str, dict] = {}
     try:
         sandbox = grading_sandbox(timeout, hide=hide, allow_weak_isolation=allow_weak_isolation)
@@ -163,7 +161,6 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
                     progress(futures[future])
         isolation = dict(sandbox.isolation)
     return {"assignment": a.name, "isolation": isolation, "workers": workers,
-            "seconds": round(time.monotonic() - started, 2),
             "students": {sid: results[sid] for sid in sorted(results)}}
 
 

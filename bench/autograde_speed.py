@@ -15,7 +15,7 @@ cells end with their own comment, so no two submissions are the same text), and 
 and prints each wall time, the ratios to ``course autograde``, and whether every check got the same
 score; then the core time per honest submission over the whole process tree with the gradebook
 written (warm sandbox, start-up excluded) split by process, the start-up time, the core time per
-submission in a class of 60 and of ``--growth``, the peak memory of the grader and of its sandbox,
+submission in a class of 60 and of ``--growth``, the peak memory of the grader and of its largest child,
 and the class on a dask.distributed cluster of this machine (``course autograde --scheduler``, the
 gradebook written as in the local run) with 1 and 2 worker processes.
 """

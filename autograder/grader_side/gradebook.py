@@ -193,10 +193,12 @@ class Recorder:
         with lent(gb, self.source) as loan:
             gb.update_or_create_student(student)
             try:
-                gb.find_submission(self.name, student)
-                gb.update_or_create_submission(self.name, student, **({"timestamp": when} if when else {}))
+                submission = gb.find_submission(self.name, student)
             except MissingEntry:
                 self.new_rows.add(gb, student, when)
+            else:
+                if when:   # what nbgrader's update_or_create_submission changes on one it finds
+                    submission.timestamp = when
             for notebook in self.source.notebooks:
                 nb = _read(folder, self.assignment, notebook)
                 resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
