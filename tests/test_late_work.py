@@ -208,3 +208,18 @@ def test_the_feedback_of_a_late_student_shows_the_penalty_and_of_an_extended_one
     page = (root / "feedback" / "late" / ASSIGNMENT / "build.html").read_text()
     assert "Late submission penalty" in page
     assert "Late submission penalty" not in (root / "feedback" / "extended" / ASSIGNMENT / "build.html").read_text()
+
+
+def test_a_regrade_with_a_later_timestamp_takes_its_late_penalty(course, tmp_path):
+    """Graded on time, then again once a late timestamp.txt is there: the gradebook's submission
+    time, and with it the late penalty, are the new ones (not those read before the change)."""
+    root = clone_course(course, tmp_path / "regrade")
+    folder = write_submission(root / "submitted" / "late", Assignment(ASSIGNMENT, root))
+    api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
+    assert [penalty for _, _, penalty in penalties(root)["late"][2]] == [None, None]
+    (folder / "timestamp.txt").write_text(stamp(schedule_due() + DAY + 20 * HOUR, "UTC"))
+    api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
+    _, when, notebooks = penalties(root)["late"]
+    assert when == schedule_due() + DAY + 20 * HOUR
+    for name, score, penalty in notebooks:
+        assert score > 0 and penalty == pytest.approx(score * 0.2), name
