@@ -8,7 +8,13 @@ exception's text). Before they reach a spreadsheet or a TA's terminal:
   with one of ``= + - @`` after spaces) gets a leading single quote;
 - ``for_terminal``: escape sequences (ANSI CSI, OSC, other ESC sequences), every other C0 and C1
   control character and the Unicode controls that reorder text are removed; a line break
-  becomes a space, so one record stays one line.
+  becomes a space, so one record stays one line;
+- ``for_terminal_lines``: the same, keeping line breaks (``\n``; ``\r\n`` and a lone ``\r`` become
+  ``\n``), for a report of several lines (pytest's failure report, a log record's traceback). The
+  result is also valid XML 1.0 text (JUnit XML, a page).
+
+Every door through which text a submission controls leaves the grader (the ``course`` commands,
+pytest's reports, nbgrader's log, Gradescope's output) goes through one of these two.
 
 HTML is escaped by the pages' templates.
 """
@@ -31,6 +37,12 @@ def for_terminal(text) -> str:
     """``text`` without escape sequences or control characters, on one line."""
     text = _ESCAPES.sub("", str(text))
     return _CONTROLS.sub(lambda m: " " if m.group() in "\n\r\t\v\f" else "", text)
+
+
+def for_terminal_lines(text) -> str:
+    """``text`` without escape sequences or control characters, its lines kept."""
+    lines = _ESCAPES.sub("", str(text)).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(for_terminal(line) for line in lines)
 
 
 def for_csv(value):
