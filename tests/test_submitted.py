@@ -103,3 +103,35 @@ def test_a_linked_folder_gives_only_its_own_reason_not_a_timestamp_flag(root, ma
     assert _timestamp(found, refused) == (None, "")
     with pytest.raises(submitted.Refused, match="inside a link"):   # the folder's own reason, on its notebooks
         submitted.notebook(root / "x", A, "build")
+
+
+def _cells(n, **cell):
+    return {"cells": [{"cell_type": "markdown", "metadata": {}, "source": "", **cell} for _ in range(n)]}
+
+
+@pytest.mark.parametrize("nb, words", [
+    (_cells(submitted.MAX_CELLS + 1), f"it has {submitted.MAX_CELLS + 1} cells, over the {submitted.MAX_CELLS}-cell"),
+    (_cells(2, cell_type="code", outputs=[{}] * (submitted.MAX_OUTPUTS // 2 + 1)),
+     f"its cells have {submitted.MAX_OUTPUTS + 2} outputs, over the {submitted.MAX_OUTPUTS}-output limit"),
+    (_cells(1, source=["x" * submitted.MAX_MARKUP_CELL, "y"]),
+     f"cell 0 holds {submitted.MAX_MARKUP_CELL + 1} characters of markdown text, over the"),
+    (_cells(submitted.MAX_MARKUP // submitted.MAX_MARKUP_CELL + 1, cell_type="raw",
+            source="x" * submitted.MAX_MARKUP_CELL),
+     "its markdown and raw cells hold"),
+])
+def test_a_notebook_over_a_structure_cap_is_refused_with_the_reason(root, nb, words):
+    import json
+
+    (root / "honest" / A / "build.ipynb").write_text(json.dumps(nb))
+    with pytest.raises(submitted.Refused, match="^build.ipynb could not be read: ") as refused:
+        submitted.notebook(root / "honest", A, "build")
+    assert words in str(refused.value) and "\n" not in str(refused.value)
+
+
+def test_a_notebook_at_every_cap_is_read(root):
+    import json
+
+    nb = _cells(submitted.MAX_CELLS - 1, source="x" * (submitted.MAX_MARKUP // submitted.MAX_CELLS))
+    nb["cells"].append({"cell_type": "code", "metadata": {}, "source": "", "outputs": [{}] * submitted.MAX_OUTPUTS})
+    (root / "honest" / A / "build.ipynb").write_text(json.dumps(nb))
+    assert json.loads(submitted.notebook(root / "honest", A, "build")) == nb

@@ -15,12 +15,28 @@ with a one-line reason the student can act on.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 from pathlib import Path
 
 MAX_BYTES = 20 * 1024 * 1024       # a notebook
 BOOKKEEPING_BYTES = 1000           # timestamp.txt, submission_secret.txt
+# What a notebook under MAX_BYTES may hold, so that no notebook costs the graders or the gradebook's
+# recorder (nbgrader's preprocessors, both graders run them) more than a second or two. The sets'
+# notebooks have about 45 and 65 cells, 17,000 characters of markdown in all, at most 2,100 in a cell.
+# JSON values ("[", "{" and ","): each becomes a Python object many times its size in the file.
+MAX_VALUES = 1_000_000
+# Cells: each costs the recorder and nbgrader autograde about 0.15 ms (150,000 empty markdown cells
+# added 96 s to a class's recording).
+MAX_CELLS = 3_000
+# Outputs, all cells together: nbformat checks each one against its schema before they are cleared.
+MAX_OUTPUTS = 10_000
+# The text of markdown and raw cells (characters): each is rendered and sanitized for formgrader and
+# feedback, at a cost that grows with the square of a cell's length for some texts (a cell of
+# 540,000 characters of "*a **b [c <d `e" cost 25 s).
+MAX_MARKUP_CELL = 64_000
+MAX_MARKUP = 256_000
 # nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback
 # commands read back from autograded/.
 BOOKKEEPING = ("timestamp.txt", "submission_secret.txt")
@@ -98,15 +114,75 @@ def read(folder: Path, parts: tuple[str, ...], limit: int = MAX_BYTES) -> bytes:
 
 
 def notebook(folder: Path, assignment: str, name: str, nbgrader_only: bool = False) -> bytes:
-    """The bytes of notebook ``name`` of the student's ``folder``; Refused or Missing with the
-    one-line reason the results give (``<name>.ipynb is a link; ...``)."""
+    """The bytes of notebook ``name`` of the student's ``folder``, within every cap (``within_caps``);
+    Refused or Missing with the one-line reason the results give (``<name>.ipynb is a link; ...``)."""
     parts = find(folder, layouts(assignment, f"{name}.ipynb", nbgrader_only))
     try:
-        return read(folder, parts)
+        data = read(folder, parts)
+        within_caps(data)
+        return data
     except Missing:
         raise
     except Refused as exc:
         raise Refused(f"{name}.ipynb could not be read: {exc}") from None
+
+
+def within_caps(data: bytes) -> None:
+    """Refused with the reason when the notebook file ``data`` holds more than the caps allow
+    (``MAX_VALUES``, then ``structure``). A file that is not JSON passes: whoever reads it next
+    says why it is not a notebook."""
+    count_values(data)
+    try:
+        nb = json.loads(data)
+    except (ValueError, RecursionError):
+        return
+    structure(nb)
+
+
+def count_values(data: bytes) -> None:
+    """Refused when ``data`` holds more than ``MAX_VALUES`` JSON values (counted before parsing it)."""
+    values = data.count(b"[") + data.count(b"{") + data.count(b",")
+    if values > MAX_VALUES:
+        raise Refused(f"it holds about {values} JSON values, over the {MAX_VALUES} limit")
+
+
+def structure(nb) -> None:
+    """Refused, with a one-line reason the student can act on, when the parsed notebook ``nb`` has
+    more cells, outputs or markdown than the caps allow. What is not of a notebook's shape is not
+    counted (the readers refuse it with their own reason)."""
+    cells = nb.get("cells") if isinstance(nb, dict) else None
+    if not isinstance(cells, list):
+        return
+    if len(cells) > MAX_CELLS:
+        raise Refused(f"it has {len(cells)} cells, over the {MAX_CELLS}-cell limit; delete scratch cells "
+                      "and submit it again")
+    outputs = markup = 0
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        if isinstance(cell.get("outputs"), list):
+            outputs += len(cell["outputs"])
+        if cell.get("cell_type") in ("markdown", "raw"):
+            size = _length(cell.get("source"))
+            if size > MAX_MARKUP_CELL:
+                raise Refused(f"cell {index} holds {size} characters of {cell['cell_type']} text, over the "
+                              f"{MAX_MARKUP_CELL}-character limit of a cell; shorten it and submit it again")
+            markup += size
+    if outputs > MAX_OUTPUTS:
+        raise Refused(f"its cells have {outputs} outputs, over the {MAX_OUTPUTS}-output limit; clear the "
+                      "outputs (Kernel > Restart & Clear Output) and submit it again")
+    if markup > MAX_MARKUP:
+        raise Refused(f"its markdown and raw cells hold {markup} characters, over the {MAX_MARKUP}-character "
+                      "limit; shorten them and submit it again")
+
+
+def _length(source) -> int:
+    """The characters of a cell's source (a string, or nbformat's list of lines)."""
+    if isinstance(source, str):
+        return len(source)
+    if isinstance(source, list):
+        return sum(len(line) for line in source if isinstance(line, str))
+    return 0
 
 
 def bookkeeping(folder: Path, assignment: str, nbgrader_only: bool = False) -> tuple[dict[str, bytes], dict[str, str]]:

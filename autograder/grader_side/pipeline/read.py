@@ -1,19 +1,20 @@
 """Step 2: read each notebook as plain data.
 
 A submission file may be anything: empty, truncated, not JSON, JSON of the wrong shape, huge,
-a link, a device. Each of those becomes a one-line reason for that notebook; nothing here
-raises. The file is read by the one reader (``grader_side.submitted``): opened without following
-links, a regular file, its size checked before a byte of it is read.
+a link, a device, or more cells, outputs or markdown than the caps allow. Each of those becomes a
+one-line reason for that notebook; nothing here raises. The file is read by the one reader
+(``grader_side.submitted``): opened without following links, a regular file, its size checked
+before a byte of it is read, and its structure checked against the caps every reader applies
+(``submitted.structure``: the gradebook's recorder and ``nbgrader autograde`` refuse the same
+notebooks with the same reason).
 """
 import json
 
 from autograder.grader_side import submitted
 from autograder.grader_side.pipeline.submission import Cell
-from autograder.grader_side.submitted import MAX_BYTES
+from autograder.grader_side.submitted import MAX_BYTES, MAX_VALUES
 
-# JSON values a notebook may hold ("[", "{" and ","): each becomes a Python object many times
-# its size in the file, so a file of tiny values would cost the grader far more than MAX_BYTES.
-MAX_VALUES = 1_000_000
+__all__ = ["MAX_BYTES", "MAX_VALUES", "NotANotebook", "parse", "read_file", "run"]
 
 
 class NotANotebook(ValueError):
@@ -43,9 +44,10 @@ def parse(data: bytes) -> list[Cell]:
         raise NotANotebook(f"it is {len(data) // 2**20} MiB, over the {MAX_BYTES // 2**20} MiB limit")
     if not data.strip():
         raise NotANotebook("the file is empty")
-    values = data.count(b"[") + data.count(b"{") + data.count(b",")
-    if values > MAX_VALUES:
-        raise NotANotebook(f"it holds about {values} JSON values, over the {MAX_VALUES} limit")
+    try:
+        submitted.count_values(data)
+    except submitted.Refused as exc:
+        raise NotANotebook(str(exc)) from None
     try:
         nb = json.loads(data.decode("utf-8"))
     except UnicodeDecodeError:
@@ -56,7 +58,13 @@ def parse(data: bytes) -> list[Cell]:
         raise NotANotebook("the JSON nests too deeply") from None
     if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
         raise NotANotebook("no list of cells in it (is this a Jupyter notebook?)")
+    try:
+        submitted.structure(nb)
+    except submitted.Refused as exc:
+        raise NotANotebook(str(exc)) from None
     return [_cell(c, i) for i, c in enumerate(nb["cells"])]
+
+
 def _cell(raw, index) -> Cell:
     if not isinstance(raw, dict) or not isinstance(raw.get("cell_type"), str):
         raise NotANotebook(f"cell {index} is not a notebook cell")
