@@ -9,7 +9,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 
 from autograder.reports import pages
-from autograder.reports.escape import for_csv
+from autograder.reports.escape import for_csv, for_terminal, for_terminal_lines
 
 
 def write_csv(results: dict, path: Path) -> None:
@@ -74,43 +74,73 @@ def write_json(doc: dict, path: Path) -> None:
     path.write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
 
 
+# Gradescope's visibility for a check: hidden checks stay out of a student's sight until grades are
+# published; with one such test, Gradescope also hides the total score ("If test cases are hidden,
+# students will not be able to see their total score", "Autograder Specifications").
+SHOWN, UNTIL_PUBLISHED = "visible", "after_published"
+# Names, outputs and the top-level output are shown as text, never read as HTML or Markdown
+# (the top level's default, "simple_format", renders HTML).
+TEXT = "text"
+
+
 def gradescope(result: dict, execution_time: float | None = None, isolation: dict | None = None,
                notes: tuple[str, ...] = ()) -> dict:
     """Gradescope's results.json for one graded submission (the format of
     gradescope-autograders.readthedocs.io, "Autograder Specifications"): a test per check, numbered
-    ``<question>.<n>`` in the results' order, hidden ones shown only after grades are published; a
-    check whose points wait for a TA says it is awaiting review. The top-level ``output`` holds the
-    reason a submission could not be graded, what is graded by hand, ``notes`` and, when given, the
-    isolation the student's code ran under, exactly as the sandbox reported it. The grader's own
-    stdout is for the instructor only (``stdout_visibility: hidden``)."""
-    tests = []
-    for qid, q in result.get("questions", {}).items():
-        for n, row in enumerate(q.get("checks", []), 1):
-            output = row["message"] or "passed"
-            if row.get("review") and not row.get("passed"):
-                if output.startswith("awaiting"):   # a route the grader could not rule out: the message says why
-                    output = f"{output} (a TA decides these points)"
-                else:                               # an answer it could not place: quoted
-                    output = f"awaiting review: a TA decides these points ({output}; your answer: {row['review']})"
-            tests.append({"name": f"{row['id']}", "number": f"{qid}.{n}", "score": row["score"],
-                          "max_score": row["max_score"], "status": "passed" if row.get("passed") else "failed",
-                          "output": output, "visibility": "after_published" if row["hidden"] else "visible"})
+    ``<question>.<n>`` in the results' order, hidden ones ``after_published``; a check whose points
+    wait for a TA says it is awaiting review, in its own test.
+
+    Nothing a hidden check decided is shown before grades are published: its verdict, score and
+    review note are in its own ``after_published`` test only, and the total (which counts it) is
+    hidden by Gradescope while such a test exists. The top-level ``output`` (always shown) holds
+    only what no hidden check decides: the reason a submission could not be graded, what is graded
+    by hand, the questions whose visible checks wait for a TA, that hidden checks are shown once
+    grades are published, ``notes`` and, when given, the isolation the student's code ran under,
+    exactly as the sandbox reported it. Every string leaves through the one sanitizer, one record a
+    line (``reports/escape.py``): a submission's error texts, answers and file names reach them.
+    The grader's own stdout is for the instructor only (``stdout_visibility: hidden``)."""
+    questions = result.get("questions", {})
+    tests = [_gradescope_test(qid, n, row) for qid, q in questions.items()
+             for n, row in enumerate(q.get("checks") or [], 1)]
     lines = [f"could not be graded: {result['reason']}"] if result.get("reason") else []
-    manual = [f"{qid} ({q['max_score']:g} points)" for qid, q in result.get("questions", {}).items() if q.get("manual")]
+    manual = [f"{qid} ({q['max_score']:g} points)" for qid, q in questions.items() if q.get("manual")]
     if manual:
         lines.append(f"graded by hand later, not in this score: {', '.join(manual)}")
-    waiting = [qid for qid, q in result.get("questions", {}).items()
-               if any(row.get("review") and not row.get("passed") for row in q.get("checks") or [])]
+    waiting = [qid for qid, q in questions.items()
+               if any(awaiting(row) and not row["hidden"] for row in q.get("checks") or [])]
     if waiting:
         lines.append(f"awaiting a TA's review, not in this score yet: {', '.join(waiting)}")
+    if any(row["hidden"] for q in questions.values() for row in q.get("checks") or []):
+        lines.append("hidden checks: their results, and any answer of yours a TA reads, are shown when grades "
+                     "are published; until then the total is hidden")
     lines += list(notes)
     if isolation is not None:
         lines.append("isolation: " + describe_isolation(isolation))
-    doc = {"score": result["score"], "output": "\n".join(lines), "tests": tests, "visibility": "visible",
-           "stdout_visibility": "hidden"}
+    doc = {"score": result["score"], "output": "\n".join(for_terminal(line) for line in lines),
+           "output_format": TEXT, "test_output_format": TEXT, "test_name_format": TEXT, "tests": tests,
+           "visibility": SHOWN, "stdout_visibility": "hidden"}
     if execution_time is not None:
         doc["execution_time"] = max(0, round(execution_time))
     return doc
+
+
+def awaiting(row: dict) -> bool:
+    """Whether a check's points wait for a TA (its score is 0 until a TA decides)."""
+    return bool(row.get("review")) and not row.get("passed")
+
+
+def _gradescope_test(qid: str, n: int, row: dict) -> dict:
+    """One check as a Gradescope test, its strings sanitized: shown at once, or once grades are
+    published when the check is hidden."""
+    output = row["message"] or "passed"
+    if awaiting(row):
+        if output.startswith("awaiting"):   # a route the grader could not rule out: the message says why
+            output = f"{output} (a TA decides these points)"
+        else:                               # an answer it could not place: quoted
+            output = f"awaiting review: a TA decides these points ({output}; your answer: {row['review']})"
+    return {"name": for_terminal(row["id"]), "number": for_terminal(f"{qid}.{n}"), "score": row["score"],
+            "max_score": row["max_score"], "status": "passed" if row.get("passed") else "failed",
+            "output": for_terminal_lines(output), "visibility": UNTIL_PUBLISHED if row["hidden"] else SHOWN}
 
 
 def describe_isolation(isolation: dict) -> str:

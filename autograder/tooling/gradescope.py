@@ -23,6 +23,13 @@ a zip archive holding them (the first place each name is found, nearest the top,
 A container grades one submission, so grading is allowed to fall back to weak isolation
 (``allow_weak_isolation=True``) where the container refuses namespaces; the results say so and
 state the isolation in force.
+
+What students see before grades are published (``reports.exports.gradescope``): the visible
+checks' tests and the top-level output, where nothing a hidden check decided appears; a hidden
+check's verdict and review note are in its own ``after_published`` test, and Gradescope hides the
+total while such a test exists. The runner's stdout, which Gradescope shows to instructors only
+(``stdout_visibility: hidden``), also lists every check awaiting a TA's review, hidden ones
+included. Every line it prints goes through ``reports.escape.for_terminal``.
 """
 from __future__ import annotations
 
@@ -291,8 +298,11 @@ def failed(reason: str, started: float, notes: Sequence[str] = ()) -> dict:
     return gradescope(result, time.monotonic() - started, notes=tuple(notes))
 
 
-def run(assignment: str, root: Path, timeout: float = 60.0, started: float | None = None) -> dict:
-    """Grade ``root/submission`` with the course at ``root/source``: Gradescope's results dict."""
+def run(assignment: str, root: Path, timeout: float = 60.0, started: float | None = None,
+        staff: list[str] | None = None) -> dict:
+    """Grade ``root/submission`` with the course at ``root/source``: Gradescope's results dict.
+    ``staff``, when given, receives what only the instructor may read before grades are published
+    (which questions wait for a TA, hidden checks included), for the runner's stdout."""
     from autograder import api
     from autograder.grader_side.pipeline.read import MAX_BYTES
 
@@ -317,7 +327,20 @@ def run(assignment: str, root: Path, timeout: float = 60.0, started: float | Non
     notes.append("one submission in this container: graded with allow_weak_isolation=True (Gradescope mode); "
                  + ("namespaces were refused here, so the isolation is weak" if isolation.get("weak")
                     else "the full sandbox was available and used"))
-    return api.gradescope(doc["students"]["student"], time.monotonic() - started, isolation, tuple(notes))
+    result = doc["students"]["student"]
+    if staff is not None:
+        staff.extend(awaiting_review(result))
+    return api.gradescope(result, time.monotonic() - started, isolation, tuple(notes))
+
+
+def awaiting_review(result: dict) -> list[str]:
+    """For the instructor: a line per check whose points wait for a TA, hidden or not, with the
+    answer to read (students see a hidden one's note in its own test once grades are published)."""
+    from autograder.reports.exports import awaiting
+
+    return [f"instructor only: {qid} {row['id']} ({'hidden' if row['hidden'] else 'visible'} check) awaits a "
+            f"TA's review: {row['review']}"
+            for qid, q in result.get("questions", {}).items() for row in q.get("checks") or [] if awaiting(row)]
 
 
 def main(argv=None) -> int:
@@ -330,8 +353,9 @@ def main(argv=None) -> int:
     parser.add_argument("--root", type=Path, default=Path(os.environ.get("AUTOGRADER_ROOT", DEFAULT_ROOT)))
     parser.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
     args = parser.parse_args(argv)
+    staff: list[str] = []
     try:
-        doc = run(args.assignment, args.root, args.timeout, started)
+        doc = run(args.assignment, args.root, args.timeout, started, staff)
     except Exception as exc:     # never leave without a results.json
         doc = failed(f"the autograder failed: {type(exc).__name__}: {exc}"[:400], started)
     target = args.root / "results" / "results.json"
@@ -340,8 +364,9 @@ def main(argv=None) -> int:
     partial.write_text(json.dumps(doc, indent=1) + "\n")
     os.chmod(partial, 0o600)
     partial.replace(target)
-    print(f"{target}: score {doc['score']:g}, {len(doc['tests'])} tests")
-    for line in doc["output"].splitlines():
+    # Gradescope shows this stdout to instructors only (stdout_visibility: hidden); one record a line.
+    print(f"{for_terminal(target)}: score {doc['score']:g}, {len(doc['tests'])} tests")
+    for line in [*doc["output"].splitlines(), *staff]:
         print(for_terminal(line))
     return 0
 
