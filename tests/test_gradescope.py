@@ -27,8 +27,10 @@ import pytest
 from packaging.requirements import Requirement
 
 from autograder.grader_side.assignment import REPO, Assignment
+from autograder.reports.escape import for_terminal
 from autograder.tooling.sampleclass import write_submission
 from docker_seccomp import run_under
+from hostile_text import HOSTILE, PAYLOAD, assert_clean
 from week4 import all_checks
 
 PROFILE = REPO / "docs" / "seccomp-course.json"
@@ -113,10 +115,11 @@ def unpack(package: Path, target: Path) -> None:
                 os.chmod(path, stat.S_IMODE(mode))
 
 
-def run_autograder(package: Path, root: Path, upload: dict[str, bytes] | None = None, python=sys.executable,
-                   build=None, namespaces_refused: bool = False) -> dict:
+def run_autograder_streams(package: Path, root: Path, upload: dict[str, bytes] | None = None, python=sys.executable,
+                           build=None, namespaces_refused: bool = False) -> tuple[dict, subprocess.CompletedProcess]:
     """Gradescope's layout at ``root``, the upload in submission/, run_autograder run as Gradescope
-    runs it (copied to <root>/run_autograder, working folder <root>); returns results.json.
+    runs it (copied to <root>/run_autograder, working folder <root>); returns results.json and the
+    finished process (its stdout and stderr are what Gradescope records as the autograder's stdout).
     ``namespaces_refused``: under Docker's default treatment of namespaces, as in Gradescope's
     containers (tests/docker_seccomp.py)."""
     for part in ("source", "submission", "results"):
@@ -142,7 +145,12 @@ def run_autograder(package: Path, root: Path, upload: dict[str, bytes] | None = 
     jsonschema.validate(doc, RESULTS)
     if doc["tests"]:
         assert doc["score"] == pytest.approx(sum(t["score"] for t in doc["tests"]))
-    return doc
+    return doc, proc
+
+
+def run_autograder(package: Path, root: Path, upload: dict[str, bytes] | None = None, **kwargs) -> dict:
+    """``run_autograder_streams``'s results.json alone."""
+    return run_autograder_streams(package, root, upload, **kwargs)[0]
 
 
 def notebooks(folder: Path, **kwargs) -> dict[str, bytes]:
@@ -156,6 +164,60 @@ def assert_isolation_stated(doc: dict) -> None:
     line = next(x for x in doc["output"].splitlines() if x.startswith("isolation: "))
     assert "seccomp" in line and "rlimits" in line     # what the sandbox reported, field by field
 
+
+
+# ---- what a student sees before grades are published ------------------------------------------
+
+NOT_YET = ("hidden", "after_published")   # a test with one of these is not shown before publication
+
+
+def before_publication(doc: dict, stdout: str = "") -> dict:
+    """What a student sees of ``doc`` (a results.json) before grades are published, by the rules of
+    Gradescope's "Autograder Specifications" (Controlling Test Case Visibility, Controlling
+    standard output visibility, Output String Formatting), read the way that shows the most:
+
+    - the top-level ``output`` and its format fields (``output_format``, ``test_output_format``,
+      ``test_name_format``): always (no visibility setting covers them);
+    - a test, every field of it: unless its visibility (its own, else the top level's, else
+      Gradescope's default ``visible``) is ``hidden`` (never shown) or ``after_published`` (shown
+      once the assignment is published). ``after_due_date`` counts as shown: the due date can pass
+      before grades are published;
+    - the total ``score``: "If test cases are hidden, students will not be able to see their total
+      score" (tests set to ``hidden`` do not count: they carry no points), so it is shown unless a
+      test is ``after_published``;
+    - ``leaderboard``: always;
+    - the autograder's stdout (``stdout``): when ``stdout_visibility`` is ``visible`` or ``after_due_date``.
+
+    Left out: ``extra_data`` (stored, never shown), ``execution_time`` (a wall-clock figure for the
+    instructor, which differs from run to run) and ``stdout_visibility``/``visibility`` themselves."""
+    default = doc.get("visibility", "visible")
+    tests = [t for t in doc.get("tests", []) if t.get("visibility", default) not in NOT_YET]
+    seen = {key: doc[key] for key in ("output", "output_format", "test_output_format", "test_name_format",
+                                      "leaderboard") if key in doc}
+    seen["tests"] = tests
+    if not any(t.get("visibility", default) == "after_published" for t in doc.get("tests", [])):
+        seen["score"] = doc.get("score")
+    if doc.get("stdout_visibility", "hidden") not in ("hidden", "after_published"):
+        seen["stdout"] = stdout
+    return seen
+
+
+def visible_bytes(doc: dict, stdout: str = "") -> bytes:
+    """``before_publication`` as bytes, to compare two uploads byte for byte."""
+    return json.dumps(before_publication(doc, stdout), sort_keys=True, indent=1).encode()
+
+
+def strings(value):
+    """Every string in a JSON value, keys included."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from strings(k)
+            yield from strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from strings(v)
 
 # ---- the package itself ----------------------------------------------------------------------
 
@@ -301,3 +363,71 @@ def test_course_grade_writes_the_same_format_for_one_submission(tmp_path):
     doc = json.loads((tmp_path / "results.json").read_text())
     jsonschema.validate(doc, RESULTS)
     assert doc["score"] == 100 and doc["output"].splitlines()[-1].startswith("isolation: ")
+
+
+
+# ---- nothing a hidden check decided shows before grades are published -----------------------
+
+def test_the_answers_hidden_free_text_checks_get_change_nothing_a_student_sees_before_publication(package, tmp_path):
+    """Two uploads that differ only in what the hidden free-text checks of C2 and C3 make of their
+    answers: C2 right and C3 one the matcher cannot place (a TA reads it), or C2 one it cannot place
+    and C3 a wrong option. Everything shown before publication is the same, byte for byte."""
+    first, out_first = run_autograder_streams(package, tmp_path / "first", notebooks(
+        tmp_path / "nb1", edits={"C3_code": 'q3_most_weights = "the residual stream"\n'}))
+    second, out_second = run_autograder_streams(package, tmp_path / "second", notebooks(
+        tmp_path / "nb2", edits={"C2_code": 'q2_residual_cousin = "the GRU"\n',
+                                 "C3_code": 'q3_most_weights = "attention"\n'}))
+    hidden = {doc_id: {t["name"]: t for t in doc["tests"]} for doc_id, doc in (("first", first), ("second", second))}
+    # The hidden checks did decide differently...
+    assert hidden["first"]["C2_answer"]["status"] == "passed" and hidden["second"]["C2_answer"]["status"] == "failed"
+    assert "awaiting review" in hidden["first"]["C3_answer"]["output"]
+    assert "'the residual stream'" in hidden["first"]["C3_answer"]["output"]
+    assert "awaiting review" in hidden["second"]["C2_answer"]["output"]
+    assert "awaiting review" not in hidden["second"]["C3_answer"]["output"]
+    for name in ("C2_answer", "C3_answer"):
+        assert hidden["first"][name]["visibility"] == hidden["second"][name]["visibility"] == "after_published"
+    # ... and nothing shown before publication says so.
+    assert visible_bytes(first, out_first.stdout) == visible_bytes(second, out_second.stdout)
+    seen = before_publication(first, out_first.stdout)
+    assert "score" not in seen and "stdout" not in seen
+    assert "C2" not in seen["output"] and "C3" not in seen["output"]
+    # What is shown still says what is graded by hand, which files were graded, and the isolation.
+    assert "graded by hand later, not in this score: C8 (4 points)" in seen["output"]
+    assert "graded concepts.ipynb (from concepts.ipynb), build.ipynb (from build.ipynb)" in seen["output"]
+    assert_isolation_stated(first)
+    assert len(seen["tests"]) == sum(not c.hidden for c in all_checks())
+    # The instructor reads which answers wait for a TA in the runner's stdout, shown to instructors only.
+    assert first["stdout_visibility"] == "hidden"
+    staff = "instructor only: {} (hidden check) awaits a TA's review: {}"
+    assert staff.format("C3 C3_answer", "'the residual stream'") in out_first.stdout
+    assert staff.format("C2 C2_answer", "'the GRU'") in out_second.stdout
+
+
+# ---- the door: text a submission controls leaves clean ----------------------------------------
+
+def test_text_a_submission_controls_reaches_results_json_and_the_runners_output_clean(package, tmp_path):
+    """Error texts, an answer a TA must read, a folder and a link name carrying ``PAYLOAD``:
+    every string of results.json, and what run_autograder prints, without a control character."""
+    raising = f"raise ValueError({PAYLOAD!r})"
+    upload = notebooks(tmp_path / "nb", edits={
+        "C2_code": f"q2_residual_cousin = {PAYLOAD!r}\n",
+        "B1_code": f"def layer_norm(x, *args, **kwargs):\n    {raising}\n",
+        "B2_code": f"import os\nprint({PAYLOAD!r})\nos.write(1, {PAYLOAD.encode()!r})\n"
+                   f"os.write(2, {PAYLOAD.encode()!r})\n{raising}\ndef rms_norm(x, g, eps=1e-6):\n    return x\n"})
+    folder = "".join(h for h in HOSTILE if "/" not in h and "\x00" not in h)   # a name a folder can have
+
+    def link(submission: Path) -> None:
+        (submission / f"notes {folder}.ipynb").symlink_to("/etc/hostname")
+
+    doc, proc = run_autograder_streams(package, tmp_path / "root", {f"{folder}/{k}": v for k, v in upload.items()},
+                                       build=link)
+    everything = list(strings(doc))
+    for text in everything:
+        assert_clean(text, "results.json")
+    assert_clean(proc.stdout, "run_autograder's stdout")
+    assert_clean(proc.stderr, "run_autograder's stderr")
+    # the payload did reach them, made harmless
+    assert any("hostile" in t and "evil" in t and " end" in t for t in everything)
+    assert f"notes {for_terminal(folder)}.ipynb is a link and was not read" in doc["output"]
+    assert f"(from {for_terminal(folder)}/build.ipynb)" in doc["output"]
+    assert doc["output_format"] == doc["test_output_format"] == doc["test_name_format"] == "text"
