@@ -99,7 +99,9 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     task on that dask.distributed cluster (``grader_side.cluster``); ``workers`` is then the
     cluster's business.
     Where student code cannot be isolated (no namespaces or bubblewrap) this raises CourseError
-    with the reason, unless ``allow_weak_isolation``: then ``isolation["weak"]`` records it.
+    with the reason, unless ``allow_weak_isolation``: then ``isolation["weak"]`` records it. Weak
+    isolation grades ONE submission per throwaway environment (the machine's other files, another
+    copy of the course among them, are not hidden from it): with more, this raises CourseError.
     """
     a = Assignment(assignment, repo)
     for notebook in a.notebooks:
@@ -110,6 +112,8 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
         if missing:
             raise CourseError(f"no submission of {missing[0]} in {submissions}")
         students = {sid: students[sid] for sid in only}
+    if allow_weak_isolation and len(students) > 1:
+        raise CourseError(weak_isolation_refused(len(students)))
     if scheduler:
         from autograder.grader_side import cluster
 
@@ -128,6 +132,14 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
             doc = _autograde_here(a, students, workers, timeout, progress, (repo, submissions), recorder,
                                   allow_weak_isolation)
     return {**doc, "seconds": round(time.monotonic() - started, 2)}   # recording's tail included
+
+
+def weak_isolation_refused(count: int) -> str:
+    """Why a class is not graded with weak isolation, and what to do instead (one line)."""
+    return (f"--allow-weak-isolation grades one submission per throwaway environment, not {count}: student code "
+            "there sees the machine's files, another copy of the course among them; grade the class where "
+            "namespaces are allowed (without the flag), in the course image run with its seccomp profile "
+            "(docs/seccomp-course.json), or one container per submission, as Gradescope does")
 
 
 def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, timeout: float, progress, hide,

@@ -158,8 +158,8 @@ class Sandbox:
         self.events: list[str] = []          # notable things, e.g. zygote restarts
         self.zygote_pid: int | None = None
         self._weak: str | None = None        # once decided: "" (strong), or why isolation is weak
-        self._protected: list[str] = []      # weak, with dedicated uids: folders denied to them (acl.py)
-        self._denied: set[int] = set()       # the uids they are denied to so far
+        self._denial: acl.Denial | None = None   # weak, with dedicated uids: what their group is denied
+        self._uids: set[int] = set()         # weak, with dedicated uids: every uid a session has had
         self._view: tuple | None = None      # bubblewrap's options and what they show
         self._lock = threading.Lock()
         self._sessions: weakref.WeakSet = weakref.WeakSet()
@@ -195,40 +195,33 @@ class Sandbox:
         if self._weak:
             self._launch(None)
             self.isolation["weak"] = self._weak
-            self._protect_files()
+            if self._denial is None:         # once: a restart keeps what the first start denied
+                self._protect_files()
         elif _bwrap() is None:
             raise SandboxError("bubblewrap is gone since the sandbox started: reinstall it (make sandbox)")
         else:
             self._launch(_bwrap())
 
     def _protect_files(self) -> None:
-        """Weak isolation sees the machine's files: with a dedicated uid per session, deny it the
-        hidden folders (the course, its references, the submissions, the grader's home) by ACL;
-        with the grader's own uid there is nothing to deny it, and ``isolation`` says so."""
+        """Weak isolation sees the machine's files: with a dedicated uid per session, deny the
+        sessions' group the hidden folders (the course, its references, the submissions, the
+        grader's home) by ACL for the whole run, also what is created in them during it
+        (``acl.Denial``); with the grader's own uid there is nothing to deny it, and ``isolation``
+        says so."""
         if not self.isolation.get("uid", "").startswith("dedicated"):
             self.isolation["files"] = "the grader's own: student code can read whatever the grader can"
             return
-        needed = [*view.python_paths(), *self.packages.values(), self._home]
-        self._protected = acl.protected(self.hide, needed)
-        probe_uid = lifecycle.BASE_UID + _MAX_SLOT     # never a session's: only to learn the file system keeps ACLs
-        refused = [p for p in self._protected if not acl.deny(p, probe_uid) and os.lstat(p).st_mode & 0o005]
-        for p in self._protected:
-            acl.allow_again(p, probe_uid)
+        self._denial = acl.Denial(self.hide, [*view.python_paths(), self._home], lifecycle.SESSION_GID)
+        refused = self._denial.apply()
         if refused:
-            raise SandboxError(f"student code could read {refused[0]} here (its file system keeps no ACLs): make the "
+            raise SandboxError(f"student code could read {refused} here (its file system keeps no ACLs): make the "
                                "course, the submissions and the grader's home unreadable to other users "
-                               f"(chmod -R o-rwx {refused[0]}), or grade where namespaces are allowed")
-        self.isolation["files"] = (f"the machine's own, except {len(self._protected)} folders of the course, its "
-                                   "references, the submissions and the grader's home, denied to each session's "
-                                   "uid (ACL)")
-
-    def _deny_files_to(self, slot: int) -> None:
-        uid = lifecycle.BASE_UID + slot
-        with self._lock:
-            if self._protected and uid not in self._denied:
-                for path in self._protected:
-                    acl.deny(path, uid)
-                self._denied.add(uid)
+                               f"(chmod -R o-rwx {refused}), or grade where namespaces are allowed")
+        passages = "".join(f", {p} searchable only" for p in self._denial.passages)
+        self.isolation["files"] = (
+            f"the machine's own, except the course, its references, the submissions and the grader's home, denied "
+            f"to the sessions' group by ACL for the whole run ({len(self._denial.denied)} paths{passages}, "
+            "and whatever is created in those during the run); the kit's packages come from a copy")
 
     def _launch(self, bwrap: str | None) -> None:
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -242,9 +235,10 @@ class Sandbox:
         else:
             lib = os.path.join(self._home, "lib")
             if not os.path.isdir(lib):
+                os.chmod(self._home, 0o711)      # sessions' uids reach lib/, and cannot list the rest
                 view.weak_lib(self._home, self.packages)
             command, env, seen = zygote, _zygote_env(self._home, lib), {}
-        with open(logpath, "wb") as errlog:
+        with open(os.open(logpath, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as errlog:
             try:
                 proc = subprocess.Popen(command, pass_fds=[child_end.fileno()], env=env, cwd=self._home,
                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errlog,
@@ -355,7 +349,9 @@ class Sandbox:
             raise TypeError("cells must be a list of strings (the code cells' sources)")
         if type(slot) is not int or not 0 <= slot < _MAX_SLOT:
             raise ValueError(f"slot must be an integer in [0, {_MAX_SLOT})")
-        self._deny_files_to(slot)
+        if self._denial is not None:
+            with self._lock:
+                self._uids.add(lifecycle.BASE_UID + slot)
         reply, fds = self._ask({"op": "open", "slot": slot}, want_fds=True, restart=True)
         deadline = time.monotonic() + self.limits.timeout     # a zygote restart is not the student's time
         names = reply.get("fds") or []
@@ -389,12 +385,26 @@ class Sandbox:
         for s in sessions:
             s.close()
         with self._lock:
-            self._finalizer()
-            for uid in self._denied:
-                for path in self._protected:
-                    acl.allow_again(path, uid)
-            self._denied.clear()
+            self._finalizer()           # the zygote ends every process of its sessions' uids on its way out
+            self._give_files_back()
         shutil.rmtree(self._home, ignore_errors=True)
+
+    def _give_files_back(self) -> None:
+        """Take the ACLs back, only once no process of a session's uid is left: one that outlived
+        its session would read everything the moment they are gone (then they stay, with a warning)."""
+        if self._denial is None:
+            return
+        left = {uid: lifecycle.processes_of(uid) for uid in sorted(self._uids)}
+        left = {uid: pids for uid, pids in left.items() if pids}
+        if left:
+            note = (f"processes of the sessions' uids are still running ({left}): the course stays denied to "
+                    f"group {lifecycle.SESSION_GID} by ACL; end them (kill -9 -1 as each uid), then remove the "
+                    "entries (setfacl -R -x g:" + str(lifecycle.SESSION_GID) + ")")
+            self.events.append(note)
+            log.warning("sandbox: %s", note)
+            return
+        self._denial.undo()
+        self._denial = None
 
     def __enter__(self) -> "Sandbox":
         return self

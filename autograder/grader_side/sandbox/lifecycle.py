@@ -21,15 +21,30 @@ import resource
 import signal
 import socket
 import sys
+import sysconfig
+import time
 
 from . import cells, syscalls, view
 
 BASE_UID = 61000
+SESSION_GID = BASE_UID - 1     # without namespaces: the one group of every session, denied the course (acl.py)
+_SWEEPS = 200                  # rounds of kill(-1) before a uid's processes are given up on
 _exit = os._exit
 
 
 class SetupError(Exception):
     """An isolation step that the plan requires did not work."""
+
+
+class Refused(SetupError):
+    """This machine cannot isolate student code the way it must be: the grader stops (never falls
+    back to something weaker)."""
+
+
+def session_gid(uid: int, namespaces: bool) -> int:
+    """The group a session runs in: its own with namespaces, the shared SESSION_GID without (the
+    group every file the run hides is denied to, before any session starts)."""
+    return uid if namespaces else SESSION_GID
 
 
 class Context:
@@ -128,15 +143,16 @@ def _session_leader(ctx, slot, sock, probe_fd, workdir, parent_pid) -> None:
             os.setsid()
         plan = dict(ctx.plan) if ctx.plan else {}
         err = None
+        refused = False
         info: dict = {}
         try:
             info = isolate(ctx, plan, slot, probe, workdir)
         except SetupError as e:
-            err = str(e)
+            err, refused = str(e), isinstance(e, Refused)
         except Exception as e:
             err = f"{type(e).__name__}: {e}"
         if probe:
-            report(probe_fd, {"plan": plan, "info": info, "error": err})
+            report(probe_fd, {"plan": plan, "info": info, "error": err, "refused": refused})
             _exit(0)
         cells.serve(ctx.handler, sock, err)
     except BaseException:
@@ -180,12 +196,12 @@ def isolate(ctx: Context, plan: dict, slot: int, probe: bool, workdir: str | Non
             plan["ipc_limits"] = _step(probe, "limiting SysV IPC", _ipc_limits, lim["shm_mb"])
         if probe:
             info["loopback"] = _loopback()
-    if probe and plan["dedicated"] and not _readable_as(uid, os.path.join(ctx.stdlib, "os.py")):
-        plan["dedicated"] = False      # without a view of its own, only the grader's uid can run Python here
-        info["notes"] = [f"uid {uid} cannot read the Python installation"]
+    gid = session_gid(uid, ctx.namespaces)
+    if probe and plan["dedicated"]:
+        _check_python_readable(uid, gid, ctx.stdlib)
     _set_limits(lim, plan, vmsize)
     if plan["dedicated"]:
-        plan["dedicated"] = _step(probe, f"switching to uid {uid}", syscalls.drop_uid, uid)
+        plan["dedicated"] = _step(probe, f"switching to uid {uid}", syscalls.drop_uid, uid, gid)
     try:
         syscalls.drop_capabilities()
     except OSError as e:
@@ -250,8 +266,19 @@ def _set_limits(limits: dict, plan: dict, vmsize: int) -> None:
         resource.setrlimit(which, (soft, hard))
 
 
-def _readable_as(uid: int, path: str) -> bool:
-    os.setegid(uid)
+def _check_python_readable(uid: int, gid: int, stdlib: str) -> None:
+    """The dedicated uid must read the grading Python (its standard library and site-packages):
+    otherwise the grader stops. Running student code as root instead is never an option."""
+    for path in (os.path.join(stdlib, "os.py"), sysconfig.get_paths()["purelib"]):
+        if not _readable_as(uid, gid, path):
+            raise Refused(f"uid {uid}, which runs student code here, cannot read the grading Python ({path}): "
+                          "make every folder down to it searchable and its files readable by other users "
+                          "(chmod o+rx), or grade with a Python installed outside a private home (e.g. /usr/local, "
+                          "or a .venv made from one); the grader never runs student code as root")
+
+
+def _readable_as(uid: int, gid: int, path: str) -> bool:
+    os.setegid(gid)
     os.seteuid(uid)
     try:
         os.close(os.open(path, os.O_RDONLY))
@@ -261,6 +288,48 @@ def _readable_as(uid: int, path: str) -> bool:
     finally:
         os.seteuid(0)
         os.setegid(0)
+
+
+# -- the end of a session without a PID namespace ---------------------------------------------
+
+def processes_of(uid: int, but: int = 0) -> list[int]:
+    """Processes (zombies left out) whose real, effective or saved uid is ``uid``, except ``but``."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == but:
+            continue
+        try:
+            with open(f"/proc/{name}/status") as f:
+                fields = dict(line.split(":", 1) for line in f.read().splitlines() if ":" in line)
+            uids = fields["Uid"].split()[:3]
+            zombie = fields["State"].split()[0] in ("Z", "X")
+        except (OSError, KeyError, IndexError):
+            continue
+        if str(uid) in uids and not zombie:
+            found.append(int(name))
+    return found
+
+
+def sweep(uid: int) -> None:
+    """Body of a process forked to end every process of ``uid``. Never returns.
+
+    It becomes ``uid`` entirely, so ``kill(-1, SIGKILL)`` reaches exactly that uid's processes,
+    all at once under the kernel's task list lock (a process that keeps forking cannot slip
+    between a listing and a kill), then checks /proc; bounded. Exit status 0: none is left."""
+    try:
+        _reset_signals()
+        syscalls.drop_uid(uid, SESSION_GID)
+        for _ in range(_SWEEPS):
+            try:
+                os.kill(-1, signal.SIGKILL)
+            except OSError:
+                pass
+            if not processes_of(uid, but=os.getpid()):
+                _exit(0)
+            time.sleep(0.002)
+    except BaseException:
+        pass
+    _exit(1)
 
 
 def _loopback() -> str:

@@ -88,9 +88,11 @@ def drop_capabilities() -> None:
         raise _fail("capset")
 
 
-def drop_uid(uid: int) -> None:
+def drop_uid(uid: int, gid: int | None = None) -> None:
+    """Become ``uid`` (and ``gid``, by default the same number) entirely: real, effective and saved."""
+    gid = uid if gid is None else gid
     os.setgroups([])
-    os.setresgid(uid, uid, uid)
+    os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
 
 

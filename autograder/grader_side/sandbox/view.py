@@ -15,6 +15,7 @@ from __future__ import annotations
 import glob
 import importlib.metadata
 import os
+import shutil
 import site
 import sys
 import sysconfig
@@ -138,11 +139,23 @@ def bwrap_args(packages: dict[str, str], hide: list[str], keep: list[str], privi
 
 
 def weak_lib(folder: str, packages: dict[str, str]) -> str:
-    """Without bubblewrap: a folder of links that makes the same packages importable by name."""
+    """Without bubblewrap: a COPY of the same packages, importable by name, readable by the
+    sessions' uids. A copy, not links: the packages live in the kit's checkout (often the course
+    folder), which the sessions are denied for the whole run (acl.py)."""
     lib = os.path.join(folder, "lib")
-    os.makedirs(lib, exist_ok=True)
+    os.makedirs(lib, 0o755, exist_ok=True)
+    os.chmod(lib, 0o755)
     for name, src in packages.items():
-        os.symlink(src, os.path.join(lib, name if os.path.isdir(src) else name + ".py"))
+        dest = os.path.join(lib, name if os.path.isdir(src) else name + ".py")
+        if os.path.isdir(src):
+            shutil.copytree(src, dest, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copyfile(src, dest)
+    for root, dirs, files in os.walk(lib):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), 0o755)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o644)
     return lib
 
 

@@ -88,12 +88,75 @@ def _read_lines(fd: int, count: int, deadline: float) -> list[dict]:
     return out
 
 
+class _Refused(RuntimeError):
+    """The isolation probe refused this machine (lifecycle.Refused): the grader must stop, not
+    fall back to weaker isolation."""
+
+
 class Zygote:
     def __init__(self, ctl: socket.socket, ctx: lifecycle.Context):
         self.ctl = ctl
         self.ctx = ctx
-        self.live: dict[int, list] = {}      # P pid -> [P pidfd, G pidfd | None, fallback workdir | None]
+        self.live: dict[int, list] = {}      # P pid -> [P pidfd, G pidfd | None, fallback workdir | None, uid]
         self.statuses: OrderedDict[int, int] = OrderedDict()
+        self.uids: set[int] = set()          # without namespaces: every dedicated uid a session has had
+
+    def _uid_sweeps(self) -> bool:
+        """Sessions end by their uid (no PID namespace holds them, each has a uid of its own)."""
+        return bool(self.ctx.plan and self.ctx.plan["dedicated"] and not self.ctx.namespaces)
+
+    def _strays(self) -> bool:
+        """Sessions share the zygote's uid and no PID namespace: what they leave behind comes back
+        to the zygote (their subreaper) and is ended from here."""
+        return bool(self.ctx.plan and not self.ctx.plan["dedicated"] and not self.ctx.namespaces)
+
+    def end_uid(self, uid: int) -> bool:
+        """End every process of ``uid`` (lifecycle.sweep, in a child) and reap what comes back to
+        the zygote; True when none is left."""
+        if not lifecycle.processes_of(uid):
+            return True
+        try:
+            pid = os.fork()
+        except OSError:
+            return False
+        if pid == 0:
+            lifecycle.sweep(uid)
+        while True:
+            try:
+                os.waitpid(pid, 0)
+                break
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                break
+        self._collect()
+        return not lifecycle.processes_of(uid)
+
+    def end_strays(self) -> None:
+        """Kill the zygote's children that are no session's leader: processes a session left
+        behind, adopted by the zygote as their subreaper (bounded rounds)."""
+        me = str(os.getpid())
+        for _ in range(50):
+            strays = []
+            for name in os.listdir("/proc"):
+                if not name.isdigit() or int(name) in self.live:
+                    continue
+                try:
+                    with open(f"/proc/{name}/stat") as f:
+                        ppid = f.read().rsplit(")", 1)[1].split()[1]
+                except (OSError, IndexError):
+                    continue
+                if ppid == me:
+                    strays.append(int(name))
+            if not strays:
+                return
+            for pid in strays:        # our own children: the pid cannot be reused before we reap it
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.002)
+            self._collect()
 
     # -- sessions ------------------------------------------------------
 
@@ -104,12 +167,23 @@ class Zygote:
         r, w = os.pipe()
         pr, pw = os.pipe() if probe else (-1, -1)
         workdir = None
+        uid = lifecycle.BASE_UID + slot
+        if not probe and self._uid_sweeps():
+            self.uids.add(uid)
+            if not self.end_uid(uid):
+                for fd in (r, w, pr, pw):
+                    if fd >= 0:
+                        os.close(fd)
+                a.close()
+                b.close()
+                return {"error": f"uid {uid} still has processes from an earlier session that could not be "
+                                 "ended: grade in a fresh container"}, [], None, None
         try:
             if not probe and not self.ctx.namespaces:
                 assert plan is not None   # probe() fixes the plan before any session is spawned
                 workdir = tempfile.mkdtemp(prefix="autograder-session-")
                 if plan["dedicated"]:
-                    os.chown(workdir, lifecycle.BASE_UID + slot, lifecycle.BASE_UID + slot)
+                    os.chown(workdir, uid, lifecycle.SESSION_GID)
             pid = os.fork()
         except OSError as e:
             for fd in (r, w, pr, pw):
@@ -134,7 +208,7 @@ class Zygote:
             os.close(pw)
         b.close()
         interfd = os.pidfd_open(pid)
-        entry = [interfd, None, workdir]
+        entry = [interfd, None, workdir, uid]
         self.live[pid] = entry
         deadline = time.monotonic() + _START_TIMEOUT
         lines = _read_lines(r, 1, deadline)
@@ -173,15 +247,27 @@ class Zygote:
                 pass
 
     def reap(self) -> None:
+        """Reap ended sessions, then end whatever they left behind (without a PID namespace)."""
+        ended = self._collect()
+        if ended and self._uid_sweeps():
+            in_use = {entry[3] for entry in self.live.values()}
+            for uid in set(ended) - in_use:     # a uid in use again was cleared before its new session
+                self.end_uid(uid)
+        elif ended and self._strays():
+            self.end_strays()
+
+    def _collect(self) -> list[int]:
+        """Reap every child that has ended; the uids of the sessions among them."""
+        ended: list[int] = []
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
-                return
+                return ended
             except InterruptedError:
                 continue
             if pid == 0:
-                return
+                return ended
             entry = self.live.pop(pid, None)
             if entry is not None:
                 self._kill(entry, pid)
@@ -190,7 +276,8 @@ class Zygote:
                         os.close(fd)
                 if entry[2]:
                     shutil.rmtree(entry[2], ignore_errors=True)
-            self.statuses[pid] = status
+                ended.append(entry[3])
+                self.statuses[pid] = status
             while len(self.statuses) > _MAX_STATUSES:
                 self.statuses.popitem(last=False)
 
@@ -219,6 +306,11 @@ class Zygote:
         for entry in self.live.values():
             if entry[2]:
                 shutil.rmtree(entry[2], ignore_errors=True)
+        if self._uid_sweeps():
+            for uid in sorted(self.uids):
+                self.end_uid(uid)
+        elif self._strays():
+            self.end_strays()
 
     # -- start-up probe ------------------------------------------------
 
@@ -229,6 +321,8 @@ class Zygote:
             sock.close()
         if "error" in reply and report is None:
             raise RuntimeError(reply["error"])
+        if report and report.get("refused"):
+            raise _Refused(str(report.get("error")))
         if not report or report.get("error") or "plan" not in report:
             raise RuntimeError("isolation probe failed: " + str((report or {}).get("error") or reply.get("error")))
         plan, info = report["plan"], report.get("info", {})
@@ -252,6 +346,7 @@ class Zygote:
         iso["filesystem"] = "allowlist (bubblewrap) + private /tmp" if ns else \
             "not isolated: the machine's own files, a private working folder"
         iso["pid"] = "namespace" if ns else "not isolated: other processes are visible"
+        iso["processes"] = _processes(plan)
         iso["ipc"] = "namespace, SysV shared memory within the memory limit" if plan["ipc_limits"] else \
             ("namespace, SysV shared memory denied" if ns else "not isolated")
         iso["seccomp"] = "keyring, tracing, mounts, namespaces, bpf, perf, io_uring, sockets denied" \
@@ -321,6 +416,18 @@ class Zygote:
                 return           # the grader went away mid-reply
 
 
+def _processes(plan: dict) -> str:
+    """How a session's processes end, for Sandbox.isolation."""
+    if plan["namespaces"]:
+        return "PID namespace: every process of a session ends with it"
+    if plan["dedicated"]:
+        return ("every process of the session's uid killed when it ends (kill -1 as that uid, until /proc shows "
+                "none); a uid is not used again while any process of it lives")
+    return ("the session's process group killed when it ends, then every process it left behind, which comes back "
+            "to the zygote (their subreaper); they share the grader's uid, so a process that keeps forking may "
+            "outlive its session: grade one submission per container")
+
+
 def main() -> int:
     ctl = socket.socket(fileno=int(sys.argv[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -370,6 +477,9 @@ def main() -> int:
         assert plan is not None   # probe() has just fixed it (or raised)
         if plan["seccomp"]:
             ctx.seccomp = seccomp.build(deny_sysv_ipc=not plan["ipc_limits"])
+    except _Refused as e:
+        _send(ctl, {"error": str(e)})
+        return 1
     except Exception as e:
         _send(ctl, {"error": str(e), "isolation": True})
         return 1

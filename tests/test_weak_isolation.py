@@ -1,0 +1,291 @@
+"""Weak isolation grades one submission per throwaway environment: the attacks a student made on it.
+
+Each run is a real `course autograde` as root, in a process whose seccomp filter refuses namespaces
+as Docker's default profile does (``DENY_NAMESPACES``), with ``--allow-weak-isolation``, in a course
+folder as a TA keeps it (readable by other users). The runs see the machine through a bubblewrap view
+in which the Python installation is searchable by other users (on this machine it lives under
+/root), as in a container image, except where the test is about a Python they cannot read.
+
+- a notebook that forks, leaves its process group (setsid) and keeps running: nothing of its uid
+  lives once the session ends, and it writes nothing after the run;
+- a notebook that finds the course folder in the processes' command lines and walks it: it reads
+  nothing of the course (not its gradebook, its references or its listing);
+- a grading Python the session's uid cannot read: the grader stops with the reason, and no
+  student code runs as root;
+- a class of two with ``--allow-weak-isolation``: refused in one line naming the alternatives.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.grader_side.assignment import REPO, Assignment
+from autograder.grader_side.sandbox import acl
+from autograder.grader_side.sandbox.lifecycle import SESSION_GID
+from autograder.tooling.sampleclass import write_submission
+from nbgrader_course import clone_course
+from test_isolation_modes import DENY_NAMESPACES, _python_view
+
+pytestmark = pytest.mark.slow
+
+FIRST_UID, LAST_UID = 61000, 65000      # the sandbox's dedicated uids (lifecycle.BASE_UID + slot)
+
+DAEMON = '''
+import os as _os, time as _time
+if _os.fork() == 0:
+    _os.setsid()
+    for _fd in range(3, 256):
+        try:
+            _os.close(_fd)
+        except OSError:
+            pass
+    if _os.fork() == 0:
+        for _i in range(3000):
+            try:
+                with open({beat!r}, "a") as _f:
+                    _f.write(str(_i) + "\\n")
+            except OSError:
+                pass
+            for _path in {secrets!r}:
+                try:
+                    with open(_path, "rb") as _f:
+                        _data = _f.read()
+                    with open({drop!r} + "/stolen-" + _os.path.basename(_path), "wb") as _f:
+                        _f.write(_data)
+                except OSError:
+                    pass
+            _time.sleep(0.1)
+    _os._exit(0)
+'''
+
+HUNTER = '''
+import json as _json, os as _os
+
+
+def _courses():
+    found = set()
+    for pid in _os.listdir("/proc"):
+        try:
+            with open(f"/proc/{{pid}}/cmdline", "rb") as f:
+                args = f.read().decode("utf-8", "replace").split("\\0")
+        except OSError:
+            continue
+        for path in args:
+            while path.startswith("/") and path != "/":
+                if _os.path.exists(_os.path.join(path, "nbgrader_config.py")):
+                    found.add(path)
+                path = _os.path.dirname(path)
+    return sorted(found)
+
+
+def _reach(path, out, budget=[3000]):
+    budget[0] -= 1
+    if budget[0] < 0 or _os.path.basename(path) in (".venv", ".git"):
+        return
+    try:
+        names = _os.listdir(path)
+        out.append("listed " + path)
+    except NotADirectoryError:
+        try:
+            with open(path, "rb") as f:
+                f.read(1)
+            out.append("read " + path)
+        except OSError:
+            pass
+        return
+    except OSError:
+        names = []
+    for name in sorted(set(names) | {{"nbgrader_config.py", "gradebook.db", "gradebook.db-journal", "autograded",
+                                     "submitted", "source", "solutions", "results.json"}}):
+        if _os.path.lexists(_os.path.join(path, name)) and not _os.path.islink(_os.path.join(path, name)):
+            _reach(_os.path.join(path, name), out)
+
+
+_found = []
+_seen = _courses()
+for _course in _seen:
+    _reach(_course, _found)
+with open({drop!r} + "/hunter.json", "w") as _f:
+    _json.dump({{"courses": _seen, "found": _found}}, _f)
+'''
+
+RAN_AS = '''
+import os as _os
+open({drop!r} + "/ran-as-" + str(_os.getuid()), "w").close()
+'''
+
+
+def _uid_processes() -> list[tuple[int, int]]:
+    """(pid, uid) of every process owned by a sandbox uid, zombies left out."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            status = Path(f"/proc/{name}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uid = int(fields["Uid"].split()[0])
+        if FIRST_UID <= uid < LAST_UID and not fields["State"].strip().startswith("Z"):
+            found.append((int(name), uid))
+    return found
+
+
+def _readable_by_others(path: Path) -> None:
+    for parent in path.parents:
+        if parent != Path("/"):
+            os.chmod(parent, os.stat(parent).st_mode | 0o001)
+    for p in [path, *path.rglob("*")]:
+        os.chmod(p, os.stat(p).st_mode | (0o005 if p.is_dir() else 0o004))
+
+
+@pytest.fixture
+def ta_course(course, tmp_path):
+    """A private copy of the course, readable by other users as a TA's course folder is, a folder
+    anyone may write (where the attacks leave what they got), and, at the end, any leftover process
+    of a sandbox uid ended (by its pid) so that a failing run leaves nothing behind."""
+    if not shutil.which("bwrap"):
+        pytest.skip("needs bubblewrap")
+    if os.geteuid() != 0:
+        pytest.skip("grades as root: a dedicated uid per session needs it")
+    root = clone_course(course, tmp_path / "course")
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    _readable_by_others(root)
+    os.chmod(drop, 0o1777)
+    yield root, drop
+    for pid, _ in _uid_processes():
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def _autograde(course: Path, *flags: str, view: bool = True):
+    """`course autograde --allow-weak-isolation` as root, in ``course``, where namespaces are refused."""
+    out = course.parent / "results.json"
+    command = [*(["bwrap", *_python_view(), "--"] if view else []), sys.executable, "-c", DENY_NAMESPACES,
+               "autograde", "transformer-block", "--allow-weak-isolation", "--workers", "1", "--timeout", "15",
+               "--out", str(out), *flags]
+    done = subprocess.run(command, cwd=course, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "HOME": str(course.parent), "PYTHONDONTWRITEBYTECODE": "1"})
+    return done, (json.loads(out.read_text()) if out.exists() else {})
+
+
+def test_a_notebook_that_leaves_its_process_group_does_not_outlive_its_session(ta_course):
+    course, drop = ta_course
+    a = Assignment("transformer-block", course)
+    beat = drop / "heartbeat"
+    secrets = [str(course / "solutions" / a.name / "grading" / "reference" / "norms.py"), str(course / "gradebook.db")]
+    assert Path(secrets[0]).is_file()
+    write_submission(course / "submitted" / "daemon", a,
+                     extra_cells=[DAEMON.format(beat=str(beat), secrets=secrets, drop=str(drop))])
+    _readable_by_others(course)
+    done, results = _autograde(course)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert beat.exists(), "the daemon never ran: the test proves nothing"
+    assert _uid_processes() == []
+    size = beat.stat().st_size
+    time.sleep(1.0)
+    assert beat.stat().st_size == size
+    assert not list(drop.glob("stolen-*"))
+    assert results["students"]["daemon"]["score"] == 100.0
+    assert results["isolation"]["uid"] == "dedicated uid 61000+slot"
+    assert results["isolation"]["processes"].startswith("every process of the session's uid killed")
+
+
+def test_a_notebook_that_hunts_for_the_course_reads_none_of_it(ta_course):
+    course, drop = ta_course
+    a = Assignment("transformer-block", course)
+    write_submission(course / "submitted" / "hunter", a, untouched=True,
+                     extra_cells=[HUNTER.format(drop=str(drop))])
+    _readable_by_others(course)
+    done, results = _autograde(course)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert (course / "autograded").is_dir()               # a first autograde: made during the run
+    report = json.loads((drop / "hunter.json").read_text())
+    assert str(REPO) in report["courses"], report["courses"]   # it found the kit, a course folder holding .venv
+    ours = [f for f in report["found"] if f.split(" ", 1)[1].startswith((str(course), str(REPO)))]
+    assert ours == [], ours[:20]
+    assert results["students"]["hunter"]["score"] == 0.0
+
+
+def test_a_python_the_session_uid_cannot_read_stops_the_grader(ta_course):
+    """On this machine the Python installation lives under /root: without the view that makes it
+    searchable, the session's uid cannot read it, and the grader must not fall back to root."""
+    course, drop = ta_course
+    if all(os.stat(p).st_mode & 0o001 for p in Path(os.path.realpath(sys.base_prefix)).parents):
+        pytest.skip("the Python installation is searchable by anyone here")
+    write_submission(course / "submitted" / "only", Assignment("transformer-block", course),
+                     extra_cells=[RAN_AS.format(drop=str(drop))])
+    _readable_by_others(course)
+    done, results = _autograde(course, view=False)
+    assert done.returncode == 2 and not results, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]
+    assert "cannot read the grading Python" in last and "never runs student code as root" in last, last
+    assert not list(drop.glob("ran-as-*"))
+
+
+def test_weak_isolation_grades_one_submission_and_refuses_a_class(ta_course):
+    course, drop = ta_course
+    a = Assignment("transformer-block", course)
+    for sid in ("one", "two"):
+        write_submission(course / "submitted" / sid, a, extra_cells=[RAN_AS.format(drop=str(drop))])
+    _readable_by_others(course)
+    done, results = _autograde(course)
+    assert done.returncode == 2 and not results, done.stderr[-2000:]
+    last = done.stderr.strip().splitlines()[-1]      # the reason, in one line (after the progress bar)
+    assert last.startswith("course autograde: --allow-weak-isolation grades one submission"), last
+    for alternative in ("namespaces", "docs/seccomp-course.json", "one container per submission"):
+        assert alternative in last, last
+    assert not list(drop.glob("ran-as-*"))
+
+
+def _as_session(*command: str) -> subprocess.CompletedProcess:
+    """``command`` run as a session is without namespaces: uid 61000, the sessions' group, no other."""
+    return subprocess.run(["setpriv", "--reuid", str(FIRST_UID), "--regid", str(SESSION_GID), "--clear-groups",
+                           *command], capture_output=True, text=True, timeout=60)
+
+
+def test_a_course_folder_holding_the_python_is_a_passage_denied_also_what_the_run_creates(tmp_path):
+    """The course folder holds the .venv the sessions run in, so it cannot be denied as a whole:
+    its group may only search it, every other entry is denied, and so is whatever the grader
+    creates in it during the run (a default ACL); at the end nothing of it is left, not even on
+    what was created."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv")
+    course = tmp_path / "course"
+    (course / ".venv" / "lib").mkdir(parents=True)
+    (course / ".venv" / "lib" / "os.py").write_text("# the Python\n")
+    (course / "solutions").mkdir()
+    (course / "solutions" / "reference.py").write_text("SECRET = 1\n")
+    (course / "nbgrader_config.py").write_text("# config\n")
+    _readable_by_others(course)
+    modes = {p: os.stat(p).st_mode for p in [course, *course.rglob("*")]}
+    denial = acl.Denial([str(course)], [str(course / ".venv")], SESSION_GID)
+    assert denial.apply() is None
+    assert denial.passages == [str(course)]
+    (course / "autograded" / "student").mkdir(parents=True)        # what the grader makes during the run
+    (course / "autograded" / "student" / "build.ipynb").write_text("{}")
+    (course / "gradebook.db-journal").write_text("journal")
+    assert _as_session("cat", str(course / ".venv" / "lib" / "os.py")).returncode == 0
+    for path in ("solutions/reference.py", "nbgrader_config.py", "gradebook.db-journal",
+                 "autograded/student/build.ipynb"):
+        assert _as_session("cat", str(course / path)).returncode != 0, path
+    assert _as_session("ls", str(course)).returncode != 0
+    assert _as_session("ls", str(course / "autograded")).returncode != 0
+    assert subprocess.run(["cat", str(course / "autograded" / "student" / "build.ipynb")]).returncode == 0
+    denial.undo()
+    for path in [course, *course.rglob("*")]:
+        for attribute in os.listxattr(path):
+            assert not attribute.startswith("system.posix_acl"), (path, attribute)
+        if path in modes:
+            assert os.stat(path).st_mode == modes[path], path
+    assert os.stat(course / "autograded" / "student" / "build.ipynb").st_mode & 0o777 == 0o644
