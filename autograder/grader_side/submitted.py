@@ -133,8 +133,8 @@ def within_caps(data: bytes) -> None:
     says why it is not a notebook."""
     count_values(data)
     try:
-        nb = json.loads(data)
-    except (ValueError, RecursionError):
+        nb = json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):   # (UnicodeDecodeError is a ValueError)
         return
     structure(nb)
 
