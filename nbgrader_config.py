@@ -11,6 +11,13 @@ gradebook.db) lives next to this file and is git-ignored.
 """
 c = get_config()  # noqa: F821  (nbgrader provides get_config)
 
+# Every line any nbgrader command run here logs (autograde, collect, zip_collect, export,
+# generate_feedback...) may carry text a submission controls (a cell id, a file name, an error's
+# text, a student id): it reaches the terminal without escape sequences or control characters.
+from autograder.grader_side.nbgrader_execute import clean_log_records  # noqa: E402
+
+clean_log_records()
+
 c.CourseDirectory.course_id = "transformer-block"
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "assignments"
@@ -45,7 +52,8 @@ c.Autograde.sanitize_preprocessors = SANITIZE
 c.Autograde.autograde_preprocessors = AUTOGRADE
 c.SandboxExecute.timeout = 60.0
 # The submitted notebook is read by the course's one rule (no link at any depth below submitted/, a
-# regular file of at most 20 MiB): a refused one is graded 0 and autograded/ gets the course's own
+# regular file of at most 20 MiB, at most 3,000 cells, 10,000 outputs and 256,000 characters of
+# markdown, 64,000 in a cell): a refused one is graded 0 and autograded/ gets the course's own
 # cells with the reason, never what a link points at (autograder/grader_side/submitted.py).
 c.Autograde.exporter_class = SubmittedNotebookExporter
 

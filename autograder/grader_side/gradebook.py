@@ -304,9 +304,10 @@ def _timestamp(kept: dict[str, bytes], refused: dict[str, str]) -> tuple:
 
 def _read(folder: Path, a: Assignment, notebook: str):
     """The student's notebook, read by the one reader's rule; for one it refuses (a link, not a
-    regular file, over the size cap), the course's released notebook with the reason on top, so
-    nothing but the course's cells reaches autograded/ and feedback; None when it is missing or not
-    a notebook (the results already say why)."""
+    regular file, over the size cap or a structure cap), the course's released notebook with the
+    reason on top, so nothing but the course's cells reaches autograded/ and feedback, and no
+    notebook costs the recorder more than the caps allow; None when it is missing or not a notebook
+    (the results already say why)."""
     try:
         data = submitted.notebook(folder, a.name, notebook)
     except submitted.Missing:

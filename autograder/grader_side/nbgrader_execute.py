@@ -14,12 +14,17 @@ A check whose outcome needs a TA (``Outcome.review``) scores 0 here; :class:`Mar
 after ``SaveAutoGrades``, marks its grade ``needs_manual_grade`` so formgrader lists it.
 
 One warm sandbox serves the whole nbgrader process: started for the first notebook, closed at exit.
+
+nbgrader's log carries text a submission controls (a made-up cell's id, a file name, an error's
+text, a student id): ``clean_log_records``, installed by the course's ``nbgrader_config.py``, makes
+every record of every nbgrader command run in the course folder harmless for the TA's terminal.
 """
 from __future__ import annotations
 
 import atexit
 import functools
 import json
+import logging
 import os
 import re
 import threading
@@ -52,9 +57,46 @@ from traitlets import Bool, Float
 
 from autograder.grader_side import markup, submitted
 from autograder.grader_side.lent_gradebook import one_transaction
+from autograder.reports.escape import for_terminal_lines
 
 # The ``ename`` of a test cell's error output (nbgrader scores any error output 0).
 FAILED = "CheckFailed"
+
+
+# ---- nbgrader's log: no escape sequence a submission wrote reaches the TA's terminal -----------
+
+def clean_log_records() -> None:
+    """Make every log record this process creates from now on carry its message, traceback and
+    stack without escape sequences or control characters (``escape.for_terminal_lines``; line
+    breaks kept). Installed as logging's record factory, not on a handler: nbgrader's applications
+    build their handlers anew whenever the log level or format is configured (traitlets), and their
+    preprocessors and plugins (nbgrader's own, the late plugin, the collectors) log through loggers
+    of their own; every record, whichever logger and handler it goes through, is made here.
+    Installing it twice is harmless."""
+    make = logging.getLogRecordFactory()
+    if getattr(make, "cleans_text", False):
+        return
+
+    def cleaned(*args, **kwargs) -> logging.LogRecord:
+        return _cleaned(make(*args, **kwargs))
+
+    cleaned.cleans_text = True   # type: ignore[attr-defined]
+    logging.setLogRecordFactory(cleaned)
+
+
+def _cleaned(record: logging.LogRecord) -> logging.LogRecord:
+    """``record`` with its message formatted and cleaned (its arguments then dropped), and its
+    exception's traceback and stack formatted and cleaned too."""
+    try:
+        message = record.getMessage()
+    except Exception:   # arguments that do not fit the message: logging reports that itself
+        return record
+    record.msg, record.args = for_terminal_lines(message), None
+    if record.exc_info and record.exc_info[0] is not None:
+        record.exc_text = for_terminal_lines(logging.Formatter().formatException(record.exc_info))
+    if record.stack_info:
+        record.stack_info = for_terminal_lines(record.stack_info)
+    return record
 
 
 class SandboxExecute(NbGraderPreprocessor):
@@ -344,8 +386,10 @@ class SubmittedNotebookExporter(NotebookExporter):
     """``nbgrader autograde``'s exporter (``Autograde.exporter_class``). In its sanitizing pass, where
     nbgrader reads the submitted file, the notebook is read by the one reader's rule
     (``grader_side.submitted``: no link at any depth below submitted/, a regular file of at most
-    20 MiB); one it refuses becomes the course's released notebook with the reason on top, so a
-    linked classmate's notebook never reaches this student's autograded/ copy or feedback. And what
+    20 MiB, within the caps on cells, outputs and markdown that ``course autograde`` applies too);
+    one it refuses becomes the course's released notebook with the reason on top, so a linked
+    classmate's notebook never reaches this student's autograded/ copy or feedback, and a notebook
+    of 150,000 cells never reaches nbgrader's preprocessors. And what
     nbgrader itself took through a link before that (the other files of the assignment folder it
     copies into autograded/, the submission time in timestamp.txt) is taken back."""
 
