@@ -26,6 +26,7 @@ import nbformat
 import pytest
 from packaging.requirements import Requirement
 
+import week4
 from autograder.grader_side.assignment import REPO, Assignment
 from autograder.reports.escape import for_terminal
 from autograder.tooling.sampleclass import write_submission
@@ -402,6 +403,24 @@ def test_the_answers_hidden_free_text_checks_get_change_nothing_a_student_sees_b
     assert staff.format("C3 C3_answer", "'the residual stream'") in out_first.stdout
     assert staff.format("C2 C2_answer", "'the GRU'") in out_second.stdout
 
+
+
+def test_a_visible_test_never_shows_what_the_code_was_given_by_a_hidden_check(package, tmp_path):
+    """A notebook's visible and hidden checks run in one process, so code can keep what a hidden
+    check handed it and put it in a later visible check's error (or crash on hidden inputs until
+    later checks are not run). Visible checks run first: a visible test shows none of it."""
+    upload = notebooks(tmp_path / "nb", edits={
+        "B1_code": "SEEN = []\n\ndef layer_norm(x, gamma, beta, eps=1e-5):\n    SEEN.append(tuple(x.shape))\n"
+                   "    sigma2, mu = torch.var_mean(x, dim=-1, keepdim=True, correction=0)\n"
+                   "    return gamma * (x - mu) / torch.sqrt(sigma2 + eps) + beta\n",
+        "B2_code": "def rms_norm(x, gamma, eps=1e-6):\n    raise ValueError(f'layer_norm saw {SEEN}')\n"})
+    doc = run_autograder(package, tmp_path / "root", upload)
+    tests = {t["name"]: t for t in doc["tests"]}
+    assert tests["B1_worked_example"]["status"] == "passed" and tests["B2_worked_example"]["visibility"] == "visible"
+    shown = tests["B2_worked_example"]["output"]
+    assert "layer_norm saw [(2, 3, 8), (1, 8)]" in shown       # what B1's visible check gave it, nothing more
+    for shape in [*week4.hidden("norms").SHAPES, (3, 12), (2, 4, 9)]:   # B1's hidden checks' inputs
+        assert str(shape) not in shown
 
 # ---- the door: text a submission controls leaves clean ----------------------------------------
 

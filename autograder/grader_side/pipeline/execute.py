@@ -23,10 +23,11 @@ def run(sub, env):
     for notebook in env.assignment.notebooks:
         # The answers (the set's answer variables) are read before any of the student's functions is called:
         # code called with hidden inputs could otherwise write them into an answer, which a TA's
-        # review or the feedback would then quote.
+        # review or the feedback would then quote. Then the visible checks, before any hidden one: code
+        # could otherwise keep what a hidden check handed it (or crash on it) and show it in a visible result.
         a = env.assignment.set
         todo = sorted((c for c in a.checks if a.notebook_of(c) == notebook),
-                      key=lambda c: not _reads_answers_only(a, c))
+                      key=lambda c: (not _reads_answers_only(a, c), c.hidden))
         if notebook in sub.problems:
             for c in todo:
                 sub.outcomes[c.id] = Outcome(False, sub.problems[notebook])
