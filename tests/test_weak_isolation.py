@@ -64,6 +64,10 @@ if _os.fork() == 0:
                     pass
             _time.sleep(0.1)
     _os._exit(0)
+for _ in range(100):                        # the cell ends once the daemon has written
+    if _os.path.exists({beat!r}):
+        break
+    _time.sleep(0.05)
 '''
 
 HUNTER = '''
@@ -211,8 +215,9 @@ def test_a_notebook_that_hunts_for_the_course_reads_none_of_it(ta_course):
     assert done.returncode == 0, done.stderr[-2000:]
     assert (course / "autograded").is_dir()               # a first autograde: made during the run
     report = json.loads((drop / "hunter.json").read_text())
-    assert str(REPO) in report["courses"], report["courses"]   # it found the kit, a course folder holding .venv
-    ours = [f for f in report["found"] if f.split(" ", 1)[1].startswith((str(course), str(REPO)))]
+    kit = str(Path(sys.prefix).resolve().parent)           # the kit's checkout, a course folder holding .venv
+    assert kit in report["courses"], report["courses"]
+    ours = [f for f in report["found"] if f.split(" ", 1)[1].startswith((str(course), kit, str(REPO)))]
     assert ours == [], ours[:20]
     assert results["students"]["hunter"]["score"] == 0.0
 
@@ -289,3 +294,44 @@ def test_a_course_folder_holding_the_python_is_a_passage_denied_also_what_the_ru
         if path in modes:
             assert os.stat(path).st_mode == modes[path], path
     assert os.stat(course / "autograded" / "student" / "build.ipynb").st_mode & 0o777 == 0o644
+
+
+NOT_ROOT = """
+import json, sys
+from autograder.grader_side.sandbox import seccomp, syscalls
+syscalls.load_seccomp(seccomp.build(False, seccomp.NAMESPACES))     # as Docker's default profile does
+from autograder.grader_side.sandbox import Limits, Sandbox
+with Sandbox(Limits(timeout=10.0, memory_mb=512), preload=(), handler="sandbox_echo_handler:serve",
+             packages={{"sandbox_echo_handler": {handler!r}}}, allow_weak_isolation=True) as box:
+    with box.open([{cell!r}]) as session:
+        report = session.load_report
+print(json.dumps(box.isolation))
+print(json.dumps(report), file=sys.stderr)
+"""
+
+
+def test_without_root_what_a_session_leaves_behind_is_ended_with_it(tmp_path):
+    """A grader that is not root has no uid to give a session: the zygote, their subreaper, ends
+    whatever the session left behind (here a process that left its process group), and
+    ``isolation`` says what holds."""
+    if os.geteuid() != 0 or not shutil.which("setpriv") or not shutil.which("bwrap"):
+        pytest.skip("needs root (to become another user), setpriv and bubblewrap")
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    _readable_by_others(drop)
+    os.chmod(drop, 0o1777)
+    beat = drop / "heartbeat"
+    cell = DAEMON.format(beat=str(beat), secrets=[], drop=str(drop))
+    handler = str(Path(__file__).resolve().parent / "sandbox_echo_handler.py")
+    nobody = ["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+    done = subprocess.run(["bwrap", *_python_view(), "--", *nobody, sys.executable, "-c",
+                           NOT_ROOT.format(handler=handler, cell=cell)],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert beat.exists(), "the daemon never ran: the test proves nothing " + done.stderr[-2000:]
+    size = beat.stat().st_size
+    time.sleep(1.0)
+    assert beat.stat().st_size == size
+    isolation = json.loads(done.stdout.strip().splitlines()[-1])
+    assert isolation["weak"] and isolation["uid"].startswith("the grader's own uid 65534")
+    assert isolation["processes"].startswith("the session's process group killed when it ends, then every process")

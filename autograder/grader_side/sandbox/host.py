@@ -394,8 +394,7 @@ class Sandbox:
         its session would read everything the moment they are gone (then they stay, with a warning)."""
         if self._denial is None:
             return
-        left = {uid: lifecycle.processes_of(uid) for uid in sorted(self._uids)}
-        left = {uid: pids for uid, pids in left.items() if pids}
+        left = {uid: pids for uid in sorted(self._uids) if (pids := _end_processes_of(uid))}
         if left:
             note = (f"processes of the sessions' uids are still running ({left}): the course stays denied to "
                     f"group {lifecycle.SESSION_GID} by ACL; end them (kill -9 -1 as each uid), then remove the "
@@ -411,6 +410,24 @@ class Sandbox:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _end_processes_of(uid: int) -> list[int]:
+    """What is left of ``uid``'s processes after ``kill -KILL -1`` run as that uid (the zygote ends
+    them on its way out; this covers a zygote that was killed instead)."""
+    kill = shutil.which("kill", path="/usr/bin:/bin")
+    for _ in range(20):
+        left = lifecycle.processes_of(uid)
+        if not left or kill is None:
+            return left
+        try:
+            subprocess.run([kill, "-KILL", "--", "-1"], user=uid, group=lifecycle.SESSION_GID, extra_groups=[],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=5, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return left
+        time.sleep(0.01)
+    return lifecycle.processes_of(uid)
 
 
 def _describe_status(status: str, during: str, limits: Limits) -> str:
