@@ -39,12 +39,30 @@ the plan the start-up probe found, or it refuses to run the notebook):
   or new sockets). Not root: the same, inside a user namespace, keeping the grader's uid.
 * **without namespaces or bubblewrap** (a container under Docker's default seccomp profile, an
   unprivileged pod) the Sandbox refuses with a one-line reason, unless
-  ``allow_weak_isolation=True``: then sessions get the rlimits, the system-call filter (where the
+  ``allow_weak_isolation=True``. Weak isolation is for ONE submission per throwaway environment
+  (one container per submission, as Gradescope runs it; ``api.autograde`` refuses it for more):
+  student code sees the machine's own files, and another copy of the course anywhere on it
+  cannot be found to be hidden. Sessions then get the rlimits, the system-call filter (where the
   container lets a process install one), the wall-clock kill and a private working folder under
-  the real ``/tmp``; as root, also their dedicated uid, and the grader denies that uid the course,
-  its references, the submissions and its home by ACL (``acl.py``). ``isolation`` says exactly
-  what is in force: ``weak`` (why), ``uid``, ``files``, ``seccomp``, and "not isolated" for the
-  namespaces it lacks.
+  the real ``/tmp``. As root, also a dedicated uid ``61000 + slot`` in one group of their own
+  (``lifecycle.SESSION_GID``):
+
+  - the grading Python must be readable to that uid, or the Sandbox stops with the reason (it
+    never runs student code as root);
+  - nothing a session starts outlives it: when it ends, and before its uid is used again, the
+    zygote kills every process of the uid (``kill(-1)`` from a process that has become that uid,
+    checked in ``/proc``; the zygote is also their subreaper), or refuses the next session;
+  - for the whole run, before the first session, the sessions' group is denied by ACL the
+    course, its references, the submissions and the grader's home, also what the grader creates
+    in them during the run (``acl.Denial``: a folder holding the Python, such as the course with
+    its ``.venv``, is search-only with a default ACL); the packages sessions import are a copy
+    in the zygote's temporary home, not the checkout. It is all taken back at the end, once no
+    process of a session's uid is left.
+
+  Not root, sessions share the grader's uid: the zygote ends their process group and what they
+  leave behind (it is their subreaper), and nothing of the machine's files is hidden.
+  ``isolation`` says exactly what is in force: ``weak`` (why), ``uid``, ``files``,
+  ``processes``, ``seccomp``, and "not isolated" for the namespaces it lacks.
 
 On timeout or garbage the grader SIGKILLs the child's tree and raises :class:`ChildDied`. If
 the zygote itself dies, the next ``open()`` restarts it once (noted in ``Sandbox.events``) and

@@ -127,9 +127,11 @@ class Sandbox:
           the course's student_side package). Nothing else of the course is importable there.
     hide: paths to cut out of what the children see even inside the Python installation.
     keep: extra paths the children see read-only, at the same place.
-    allow_weak_isolation: without namespaces or bubblewrap, run anyway with only rlimits, the
-          system-call filter and a private working folder, and say so in ``isolation["weak"]``;
-          by default the Sandbox refuses with a one-line reason (SandboxError).
+    allow_weak_isolation: without namespaces or bubblewrap, run anyway (for one submission per
+          throwaway environment: see the package docstring) with rlimits, the system-call filter,
+          a private working folder and, as root, a dedicated uid whose processes all end with
+          the session and whose group is denied ``hide`` by ACL; say so in ``isolation``. By
+          default the Sandbox refuses with a one-line reason (SandboxError).
     """
 
     def __init__(self, limits: Limits = Limits(), preload: tuple[str, ...] = ("numpy", "torch"),

@@ -7,6 +7,11 @@
                  SysV IPC limits, rlimits, a dedicated uid, no capabilities, no_new_privs and
                  the seccomp filter; then runs the notebook (cells.serve).
 
+Without namespaces (weak isolation) G is no PID 1 and what it starts may leave its process
+group: as root, G runs as its dedicated uid in the shared SESSION_GID, the grading Python must
+be readable to it (``Refused`` otherwise: student code never runs as root), and ``sweep`` ends
+every process of that uid when the session ends and before the uid is used again.
+
 The same path runs once at zygote start-up as a probe: every step is tried, what worked
 becomes the plan, and every later session must reach exactly that plan or refuse to run
 student code. Everything here is imported by the zygote before it forks.
@@ -201,7 +206,12 @@ def isolate(ctx: Context, plan: dict, slot: int, probe: bool, workdir: str | Non
         _check_python_readable(uid, gid, ctx.stdlib)
     _set_limits(lim, plan, vmsize)
     if plan["dedicated"]:
-        plan["dedicated"] = _step(probe, f"switching to uid {uid}", syscalls.drop_uid, uid, gid)
+        try:
+            syscalls.drop_uid(uid, gid)
+        except OSError as e:
+            raise Refused(f"switching to uid {uid}, which runs student code, failed ({e}): give the grader's "
+                          f"container uids {BASE_UID}-{BASE_UID + 3999} (its user namespace's uid map), or grade "
+                          "where namespaces are allowed; the grader never runs student code as root") from None
     try:
         syscalls.drop_capabilities()
     except OSError as e:

@@ -334,8 +334,7 @@ class Zygote:
         if plan["dedicated"]:
             iso["uid"] = f"dedicated uid {lifecycle.BASE_UID}+slot"
         elif os.geteuid() == 0:
-            iso["uid"] = "the grader's own uid 0 (root: " + "; ".join(
-                info.get("notes") or ["switching to a dedicated uid failed"]) + ")"
+            raise _Refused("the isolation probe kept root's uid for student code")    # lifecycle refuses first
         else:
             iso["uid"] = (f"the grader's own uid {os.geteuid()} (not root: a dedicated uid per session needs root"
                           + (", so sessions run in a user namespace of their own)" if ns else ")"))
