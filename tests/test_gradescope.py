@@ -189,8 +189,9 @@ def before_publication(doc: dict, stdout: str = "") -> dict:
     - ``leaderboard``: always;
     - the autograder's stdout (``stdout``): when ``stdout_visibility`` is ``visible`` or ``after_due_date``.
 
-    Left out: ``extra_data`` (stored, never shown), ``execution_time`` (a wall-clock figure for the
-    instructor, which differs from run to run) and ``stdout_visibility``/``visibility`` themselves."""
+    Left out: ``extra_data`` ("extra data to be stored", not documented as shown; this kit writes
+    none), ``execution_time`` (a wall-clock figure for the instructor, which differs from run to
+    run) and ``stdout_visibility``/``visibility`` themselves."""
     default = doc.get("visibility", "visible")
     tests = [t for t in doc.get("tests", []) if t.get("visibility", default) not in NOT_YET]
     seen = {key: doc[key] for key in ("output", "output_format", "test_output_format", "test_name_format",
@@ -219,6 +220,7 @@ def strings(value):
     elif isinstance(value, list):
         for v in value:
             yield from strings(v)
+
 
 # ---- the package itself ----------------------------------------------------------------------
 
