@@ -32,11 +32,12 @@ MAX_VALUES = 1_000_000
 MAX_CELLS = 3_000
 # Outputs, all cells together: nbformat checks each one against its schema before they are cleared.
 MAX_OUTPUTS = 10_000
-# The text of markdown and raw cells (characters): each is rendered and sanitized for formgrader and
-# feedback, at a cost that grows with the square of a cell's length for some texts (a cell of
-# 540,000 characters of "*a **b [c <d `e" cost 25 s).
-MAX_MARKUP_CELL = 64_000
-MAX_MARKUP = 256_000
+# The text of markdown and raw cells (characters, the course's own included): each of the student's
+# is rendered and its HTML sanitized for formgrader and feedback, at up to 16 microseconds a
+# character, and for some texts at a cost that grows with the square of a cell's length (a cell of
+# 540,000 characters of "*a **b [c <d `e" cost 25 s; one of 16,000, 0.03 s).
+MAX_MARKUP_CELL = 16_000
+MAX_MARKUP = 64_000
 # nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback
 # commands read back from autograded/.
 BOOKKEEPING = ("timestamp.txt", "submission_secret.txt")
