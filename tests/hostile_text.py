@@ -26,4 +26,6 @@ _BAD = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u
 def assert_clean(text: str, where: str = "") -> None:
     """No escape byte, C0/C1 control character (line feeds and tabs aside) or bidi control in ``text``."""
     found = _BAD.search(text)
-    assert found is None, f"{where}: control character {found.group()!r} in {text[max(0, found.start() - 40):found.end() + 40]!r}"
+    if found is not None:
+        around = text[max(0, found.start() - 40):found.end() + 40]
+        raise AssertionError(f"{where}: control character {found.group()!r} in {around!r}")
