@@ -51,8 +51,10 @@ os.execv(sys.argv[3], sys.argv[3:])
 
 
 
-def run_under(profile: Path, mode: str, argv: list[str], folder: Path, **kwargs) -> subprocess.CompletedProcess:
-    """``argv`` run under ``profile`` (``mode``: "profile" as written, or "docker-namespaces")."""
+def run_under(profile: Path, mode: str, argv: list[str], folder: Path, wrapper=(),
+              **kwargs) -> subprocess.CompletedProcess:
+    """``argv`` run under ``profile`` (``mode``: "profile" as written, or "docker-namespaces"),
+    inside ``wrapper`` (a command line that runs the rest, such as a bubblewrap view) if given."""
     loader = folder / "seccomp_loader.py"
     loader.write_text(LOADER)
-    return subprocess.run([sys.executable, str(loader), str(profile), mode, *argv], **kwargs)
+    return subprocess.run([*wrapper, sys.executable, str(loader), str(profile), mode, *argv], **kwargs)

@@ -137,7 +137,12 @@ def run_autograder_streams(package: Path, root: Path, upload: dict[str, bytes] |
     env.update(AUTOGRADER_ROOT=str(root), COURSE_PYTHON=str(python))
     command = [str(root / "run_autograder")]
     if namespaces_refused:
-        proc = run_under(PROFILE, "docker-namespaces", command, root.parent, cwd=root, env=env,
+        # As root, the session's uid must read the Python (else weak isolation stops; it never grades as
+        # root): where it lives under /root, as here, the run sees it searchable by anyone, as in an image.
+        from test_isolation_modes import _python_view
+
+        view = ["bwrap", *_python_view(), "--"] if os.geteuid() == 0 and shutil.which("bwrap") else []
+        proc = run_under(PROFILE, "docker-namespaces", command, root.parent, wrapper=view, cwd=root, env=env,
                          capture_output=True, text=True, timeout=600)
     else:
         proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
