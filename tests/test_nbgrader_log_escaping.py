@@ -1,7 +1,8 @@
 """``nbgrader autograde``'s log is a door to the TA's terminal: every line it writes may carry text a
 submission controls (a made-up graded cell's id, a cell id, a file name, an error's text, a student
 id). Through the course's ``nbgrader_config.py`` every record of every nbgrader command run in the
-course folder is written without escape sequences or control characters."""
+course folder (autograde, generate_feedback, zip_collect...) is written without escape sequences or
+control characters."""
 from __future__ import annotations
 
 import shutil
@@ -57,6 +58,10 @@ def test_nbgrader_autograde_writes_no_escape_sequence_a_submission_put_in_its_lo
                   "Unknown string format: hostile"):
         assert words in output, output[-3000:]   # the log speaks of the hostile students
     assert_clean(output, "nbgrader autograde")
+    # The other commands load the same configuration: generate_feedback copies the oddly named file.
+    done = api.nbgrader("generate_feedback", a.name, "--force", "--log-level=INFO", repo=root, check=False)
+    assert "hostile_cells" in done.stdout + done.stderr and ".txt" in done.stdout + done.stderr
+    assert_clean(done.stdout + done.stderr, "nbgrader generate_feedback")
     # A student id a submission folder's name gives.
     write_submission(root / "submitted" / NAME, a)
     done = api.nbgrader("autograde", a.name, "--force", "--log-level=INFO", repo=root, check=False)
