@@ -12,7 +12,12 @@ in which the Python installation is searchable by other users (on this machine i
   nothing of the course (not its gradebook, its references or its listing);
 - a grading Python the session's uid cannot read: the grader stops with the reason, and no
   student code runs as root;
-- a class of two with ``--allow-weak-isolation``: refused in one line naming the alternatives.
+- a class of two with ``--allow-weak-isolation``: refused in one line naming the alternatives;
+- a course folder holding the Python (the kit's checkout with its .venv): its sessions' group may
+  only search it, and is denied every entry, also those the grader creates during the run
+  (``acl.Denial``, checked as that uid), all of it taken back at the end;
+- a grader that is not root (no uid to give a session): what a session leaves behind still ends
+  with it, and ``isolation`` says what holds.
 """
 from __future__ import annotations
 
