@@ -118,7 +118,7 @@ class _Helper:
     def __init__(self):
         self.known = set()          # the rules_keys this helper has been sent
         self.process = subprocess.Popen(
-            [sys.executable, "-c", "from autograder.grader_side.analysis import serve; serve()"],
+            [sys.executable, "-P", "-c", "from autograder.grader_side.analysis import serve; serve()"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
             start_new_session=True)
         assert self.process.stdin is not None and self.process.stdout is not None   # both are pipes (PIPE)
