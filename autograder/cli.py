@@ -81,7 +81,24 @@ def main(argv=None) -> int:
     p = sub.add_parser("checks", help="list every check of a set with its question, points and visibility")
     p.add_argument("assignment")
 
-    args = parser.parse_args(argv)
+    p = sub.add_parser("pytest", help="grade submissions as pytest items, one per check (CI, JUnit XML)",
+                       description=PYTEST_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
+                       allow_abbrev=False)
+    p.add_argument("--submission", type=Path, default=None, metavar="FOLDER",
+                   help="one student's folder: <student>/<assignment>/ or <student>/ holding the notebooks")
+    p.add_argument("--submissions", type=Path, default=None, metavar="DIR",
+                   help="every student folder in DIR, as `course autograde --submissions=DIR`")
+    p.add_argument("--assignment", default=None, help="the problem set (default: the one the submission folders "
+                                                      "are named after, or the course's only set)")
+    p.add_argument("--course", type=Path, default=None, help="the course folder (default: the current one)")
+    p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
+    p.add_argument("--workers", type=_workers, default=0, help="parallel submissions (default, or 0: one per core)")
+
+    # Every option `course pytest` does not know is pytest's own (-k, -x, -ra, --junitxml=...).
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command != "pytest":
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    args.pytest_args = rest
     try:
         return COMMANDS[args.command](args)
     except api.CourseError as exc:
@@ -161,6 +178,28 @@ def _gradescope_package(args) -> int:
     out = api.gradescope_package(args.assignment, args.out, api.course_root())
     print(f"wrote {out}: upload it as the autograder of a Gradescope programming assignment")
     return 0
+
+
+PYTEST_HELP = """Grade submissions with the course's checks as pytest items: one item per check, passed,
+failed with the student's message or skipped while a TA grades it, with its points in JUnit XML.
+
+examples (in the course folder):
+  course pytest --submission=submitted/alice/transformer-block
+  course pytest --submissions=submitted/ --junitxml=grades.xml -ra
+  course pytest --submission=submitted/bob/transformer-block -k B1_ -x -v
+
+Any other option is pytest's own and is passed on: -k EXPR, -x, -q, -v, -ra, --junitxml=FILE, ...
+pytest runs with the kit's own configuration and the course folder as its root, reads no file of a
+submission or of the current directory, and is given no path to collect (a path is refused); there
+is no cache, so --lf and --ff are not available (each run grades the whole submission anyway)."""
+
+
+def _pytest(args) -> int:
+    from autograder import pytest_plugin
+
+    return pytest_plugin.run(submission=args.submission, submissions=args.submissions, course=args.course,
+                             assignment=args.assignment, timeout=args.timeout, workers=args.workers,
+                             pytest_args=args.pytest_args)
 
 
 def _checks(args) -> int:
@@ -250,7 +289,7 @@ def summary(results: dict) -> str:
 
 
 COMMANDS = {"release": _release, "autograde": _autograde, "grade": _grade, "gradescope-package": _gradescope_package,
-            "demo": _demo, "mutants": _mutants, "checks": _checks}
+            "demo": _demo, "mutants": _mutants, "checks": _checks, "pytest": _pytest}
 
 if __name__ == "__main__":
     sys.exit(main())

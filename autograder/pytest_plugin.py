@@ -2,31 +2,116 @@
 
 Run in the course folder (the one holding ``nbgrader_config.py``)::
 
-    pytest --submission submitted/alice/<assignment>           # one student
-    pytest --submissions submitted/ --junitxml grades.xml       # a whole class
+    course pytest --submission=submitted/alice/<assignment>            # one student
+    course pytest --submissions=submitted/ --junitxml=grades.xml        # a whole class
 
 The submissions are graded once, at collection, by ``course autograde``'s own pipeline (the same
 sandbox, grader-side comparisons and route verdicts); each check then becomes an item
 ``<student>::<question>::<check>`` that passes, fails with the check's message for the student,
 or is skipped while its points wait for a TA (a question graded by hand, an answer or a route the
 grader left to a TA). Every item carries its points as JUnit XML properties (``points``,
-``score``, ``question``, ``hidden``, ``student``), ``-k``, ``-x`` and ``--lf`` work as usual, and
-the summary gives each student's total. Without ``--submission``/``--submissions`` the plugin
-does nothing.
+``score``, ``question``, ``hidden``, ``student``), pytest's own ``-k``, ``-x``, ``-q``/``-v``,
+``-ra`` and ``--junitxml`` work as usual, and the summary gives each student's total.
+
+Why ``course pytest`` and never a bare ``pytest`` on a submission: pytest decides its root folder,
+reads that folder's ``pytest.ini``/``pyproject.toml``/``setup.cfg``/``tox.ini`` (whose ``addopts =
+-p mod`` and ``pythonpath = .`` import a module of the folder) and its ``conftest.py`` (and the
+``__init__.py`` of its package) from the paths on its command line and the current directory,
+before any plugin runs. A student's folder on that command line is code run in the TA's pytest,
+and no plugin can stop it. ``course pytest`` (``run`` here) therefore fixes all of it: the kit's
+own ``pytest_grading.ini`` as the only configuration (``-c``), the course folder as the root
+(``--rootdir``), no conftest (``--noconftest``), no plugin but pytest's own and this one (loaded
+explicitly, ``--disable-plugin-autoload``), no cache (``-p no:cacheprovider``: every run grades the
+whole submission at collection anyway, so ``--lf``/``--ff`` would save nothing; they are not
+available), no path for pytest to collect, no entry of ``sys.path`` inside a submission, and the
+submission handed over by absolute path through this plugin's option; it checks pytest kept all of
+that before any conftest could load. It runs the same from any current directory, a student's
+folder included.
+
+Given ``--submission``/``--submissions`` in a pytest that ``course pytest`` did not start, the
+plugin refuses (a usage error naming ``course pytest``) rather than grade with what the student's
+folder may already have loaded. Without those options the plugin does nothing.
 """
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from pathlib import Path
 
 import pytest
 
+from autograder.reports.escape import for_terminal, for_terminal_lines
+
+KIT_INI = Path(__file__).resolve().with_name("pytest_grading.ini")   # the only configuration pytest reads
+REFUSAL = ("pytest was given a submission directly, so it may already have read the student's folder as its "
+           "configuration (pytest.ini, conftest.py, ...) and run its code: grade with `course pytest "
+           "--submission=FOLDER` (or --submissions=DIR), which fixes pytest's root and configuration")
+
+
+def run(*, submission: Path | None, submissions: Path | None, course: Path | None, assignment: str | None,
+        timeout: float, workers: int, pytest_args: list[str]) -> int:
+    """``course pytest``: pytest with the kit's configuration, the course folder as its root and the
+    submission(s) given to this plugin by absolute path; ``pytest_args`` are pytest's own options.
+    Returns pytest's exit status."""
+    from autograder import api
+
+    if bool(submission) == bool(submissions):
+        raise api.CourseError("give --submission=FOLDER (one student) or --submissions=DIR (a class)")
+    root = api.course_root(course)
+    folder = Path(submission or submissions).resolve()   # type: ignore[arg-type]
+    if root == folder or folder in root.parents:
+        raise api.CourseError(f"the course folder {for_terminal(root)} lies inside the submission "
+                              f"{for_terminal(folder)}: run `course pytest` in the course folder (or give --course)")
+    option = "--submission" if submission else "--submissions"
+    args = [f"--config-file={KIT_INI}", f"--rootdir={root}", "--noconftest", "--disable-plugin-autoload",
+            "-p", "no:cacheprovider", f"{option}={folder}", f"--course={root}", f"--grading-timeout={timeout}",
+            f"--grading-workers={workers}", *([f"--assignment={assignment}"] if assignment else []), *pytest_args]
+    sys.path[:] = [entry for entry in sys.path if not _inside(entry, folder)]
+    return int(pytest.main(args, plugins=[sys.modules[__name__], Launcher(root)]))
+
+
+def _inside(entry: str, folder: Path) -> bool:
+    """Whether a ``sys.path`` entry ('' is the current directory) is ``folder`` or inside it."""
+    where = Path(entry or os.getcwd()).resolve()
+    return where == folder or folder in where.parents
+
+
+class Launcher:
+    """Registered by ``course pytest`` alone: what lets the plugin grade, once it has checked that
+    pytest kept the root and configuration ``run`` gave it."""
+
+    def __init__(self, root: Path):
+        self.root = root
+
+    def check(self, config) -> None:
+        """A usage error unless pytest reads nothing but the kit's configuration and collects nothing."""
+        ns = config.known_args_namespace
+        problems = [
+            *([f"its configuration is {config.inipath}, not the kit's {KIT_INI}"] if config.inipath != KIT_INI else []),
+            *([f"its root is {config.rootpath}, not the course folder {self.root}"] if config.rootpath != self.root
+              else []),
+            *(["it would read conftest.py files"] if not ns.noconftest else []),
+            *([f"it was given paths to collect ({', '.join(ns.file_or_dir)}): give the submission as "
+               "--submission=FOLDER or --submissions=DIR"] if ns.file_or_dir else []),
+            *(["--pyargs would import modules by name"] if ns.pyargs else []),
+        ]
+        if problems:
+            raise pytest.UsageError(for_terminal("course pytest: " + "; ".join(problems)))
+
+
+def _launcher(config) -> Launcher | None:
+    return next((p for p in config.pluginmanager.get_plugins() if isinstance(p, Launcher)), None)
+
 
 def pytest_addoption(parser):
-    group = parser.getgroup("course", "grading submissions with the course's checks")
+    group = parser.getgroup("course", "grading submissions with the course's checks (set by `course pytest`)")
     group.addoption("--submission", type=Path, default=None, metavar="FOLDER",
-                    help="grade one student's folder: <student>/<assignment>/ or <student>/ holding the notebooks")
+                    help="grade one student's folder, <student>/<assignment>/ or <student>/ holding the notebooks; "
+                         "only through `course pytest --submission=FOLDER` (a bare pytest refuses it)")
     group.addoption("--submissions", type=Path, default=None, metavar="DIR",
-                    help="grade every student folder in DIR, as `course autograde --submissions DIR`")
+                    help="grade every student folder in DIR, as `course autograde --submissions=DIR`; only through "
+                         "`course pytest --submissions=DIR`")
     group.addoption("--assignment", default=None, help="the problem set (default: the one the submission folders "
                                                        "are named after, or the course's only set)")
     group.addoption("--course", type=Path, default=None, help="the course folder (default: the current one)")
@@ -34,8 +119,21 @@ def pytest_addoption(parser):
     group.addoption("--grading-workers", type=int, default=0, help="parallel submissions (0: one per core)")
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config):
+    """Before any conftest loads: a submission only under ``course pytest``, and only as it set pytest up."""
+    ns = early_config.known_args_namespace
+    launcher = _launcher(early_config)
+    if launcher is not None:
+        launcher.check(early_config)
+    elif getattr(ns, "submission", None) or getattr(ns, "submissions", None):
+        raise pytest.UsageError(REFUSAL)
+
+
 def pytest_configure(config):
     if config.getoption("submission") or config.getoption("submissions"):
+        if _launcher(config) is None:      # in case a pytest skipped the earlier hook
+            raise pytest.UsageError(REFUSAL)
         config.pluginmanager.register(Grading(config), "course-grading-session")
 
 
@@ -46,14 +144,16 @@ class Grading:
         self.config = config
         self.results: dict = {}
 
+    @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session):
         from autograder import api
 
         config = self.config
         try:
-            self.results = _grade(config)
+            with contextlib.chdir(api.course_root(config.getoption("course"))):   # no child starts in a submission
+                self.results = _grade(config)
         except api.CourseError as exc:
-            raise pytest.UsageError(str(exc)) from None
+            raise pytest.UsageError(for_terminal(exc)) from None
         session.items = [item for sid, result in self.results["students"].items()
                          for item in _items(session, sid, result)]
         # As a collector would report them: the terminal then says "collected N items".
@@ -65,13 +165,18 @@ class Grading:
 
     def pytest_terminal_summary(self, terminalreporter):
         for sid, result in self.results.get("students", {}).items():
-            waiting = [q for q in result.get("needs_manual_grade", [])]
-            line = f"{sid}: {result['score']:g} / {result['max_score']:g} points (the whole submission)"
-            if waiting:
-                line += f"; waiting for a TA: {', '.join(waiting)}"
-            if result.get("reason"):
-                line += f"; {result['reason']}"
-            terminalreporter.write_line(line)
+            terminalreporter.write_line(for_terminal(_total(sid, result)))
+
+
+def _total(sid: str, result: dict) -> str:
+    """A student's line of the summary (raw: the caller escapes it)."""
+    line = f"{sid}: {result['score']:g} / {result['max_score']:g} points (the whole submission)"
+    waiting = result.get("needs_manual_grade", [])
+    if waiting:
+        line += f"; waiting for a TA: {', '.join(waiting)}"
+    if result.get("reason"):
+        line += f"; {result['reason']}"
+    return line
 
 
 def _grade(config) -> dict:
@@ -82,7 +187,7 @@ def _grade(config) -> dict:
     timeout, workers = config.getoption("grading_timeout"), config.getoption("grading_workers")
     one, many = config.getoption("submission"), config.getoption("submissions")
     if one and many:
-        raise api.CourseError("give --submission FOLDER or --submissions DIR, not both")
+        raise api.CourseError("give --submission=FOLDER or --submissions=DIR, not both")
     assignment = config.getoption("assignment")
     if many:
         return api.autograde(assignment or _named(api, root, Path(many)), many, workers, timeout, repo=root)
@@ -91,9 +196,8 @@ def _grade(config) -> dict:
     assignment = assignment or named or _named(api, root, one.parent)
     student = one.parent if named == assignment else one     # <student>/<assignment>/ or <student>/
     if not student.parent.is_dir():
-        raise api.CourseError(f"--submission {one}: no such folder; give <student>/<assignment>/ or <student>/")
+        raise api.CourseError(f"--submission={one}: no such folder; give <student>/<assignment>/ or <student>/")
     return api.autograde(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name])
-
 
 
 def _named(api, root: Path, folder: Path) -> str:
@@ -111,8 +215,10 @@ def _named(api, root: Path, folder: Path) -> str:
         return named.pop()
     raise api.CourseError(f"give --assignment: the course has {len(sets)} problem sets ({', '.join(sets)})")
 
+
 def _items(session, sid: str, result: dict):
-    safe = sid.replace(":", "%3A")      # a folder named "alice::C1" must not pass for alice's C1
+    """The items of one student; every name a submission controls is made terminal-safe."""
+    safe = for_terminal(sid).replace(":", "%3A")      # a folder named "alice::C1" must not pass for alice's C1
     student = Student.from_parent(session, name=safe, nodeid=safe)
     questions = result.get("questions") or {}
     if not any(q.get("checks") for q in questions.values()):
@@ -145,12 +251,13 @@ class CheckFailed(Exception):
 
 
 class Check(pytest.Item):
-    """One check of one student, already scored."""
+    """One check of one student, already scored. Its texts (the student's id, the check's message, a
+    skip's reason) come from the submission: each is escaped before pytest shows or writes it."""
 
     def __init__(self, *, sid, qid, row, why="", skip=False, points=None, **kwargs):
         super().__init__(**kwargs)
         self.row, self.why, self.skip_it = row, why, skip
-        self.user_properties += [("student", sid), ("question", qid)]
+        self.user_properties += [("student", for_terminal(sid)), ("question", for_terminal(qid))]
         if row is not None:
             self.user_properties += [("points", row["max_score"]), ("score", row["score"]),
                                      ("hidden", row["hidden"])]
@@ -161,19 +268,20 @@ class Check(pytest.Item):
         row = self.row
         if row is None:
             if self.skip_it:
-                pytest.skip(self.why)
+                pytest.skip(for_terminal(self.why))
             raise CheckFailed(self.why)
         if row["passed"]:
             return
         if row.get("review"):
             message = row["message"]
-            pytest.skip(message if message.startswith("awaiting") else f"awaiting a TA's review: {message}")
+            pytest.skip(for_terminal(message if message.startswith("awaiting")
+                                     else f"awaiting a TA's review: {message}"))
         raise CheckFailed(row["message"])
 
     def repr_failure(self, excinfo, style=None):
         if excinfo.errisinstance(CheckFailed):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo, style)
+            return for_terminal_lines(excinfo.value)
+        return for_terminal_lines(super().repr_failure(excinfo, style))
 
     def reportinfo(self):
         return self.path, None, self.nodeid
