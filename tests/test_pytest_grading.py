@@ -1,9 +1,16 @@
-"""`pytest --submission(s)`: the course's checks as pytest items, run as a TA or a CI system would.
+"""`course pytest --submission(s)=...`: the course's checks as pytest items, run as a TA or a CI system would.
 
 pytest runs as its own process in a course folder: the reference solution passes every item with
 the full total, the untouched release fails every item with its reason, JUnit XML carries each
 check's points, and on a class of the whole misconception catalogue every item agrees with
 `course autograde`'s score for that check.
+
+A submission is never pytest's configuration or code: a folder holding pytest.ini, pyproject.toml,
+setup.cfg or tox.ini (each loading the student's own plugin), conftest.py, __init__.py, a .pth file
+or a package named like the course's plugin is graded like any other no-code submission (0 points,
+every check failed), given by a relative or an absolute path or with the TA's shell inside it, and
+none of its code runs. A bare `pytest --submission...` refuses to grade. Text a submission controls
+(its folder name, its error messages) reaches the terminal and JUnit XML without control characters.
 """
 from __future__ import annotations
 
@@ -11,21 +18,27 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 from autograder import api
+from autograder.grader_side.assignment import solved
 from autograder.grader_side.misconceptions import edits
 from autograder.tooling.sampleclass import write_submission
+from hostile_text import PAYLOAD, assert_clean
 from week4 import catalogue
 
 pytestmark = pytest.mark.slow
 
+COURSE = Path(sys.executable).with_name("course")   # the venv's `course` command, as a TA runs it
 
-def _pytest(course, *args):
+
+def _course_pytest(cwd, *args):
+    """``course pytest ARGS`` in ``cwd``, as a TA types it."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args], cwd=course,
-                          capture_output=True, text=True, env=env, timeout=900)
+    return subprocess.run([str(COURSE), "pytest", *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          env=env, timeout=900)
 
 
 def _cases(xml_path):
@@ -47,8 +60,8 @@ def two(course, assignment, tmp_path_factory):
     write_submission(root / "alice", assignment)
     write_submission(root / "bob", assignment, untouched=True)
     out = root / "junit.xml"
-    done = _pytest(course, f"--submissions={root}", f"--junitxml={out}")
-    one = _pytest(course, f"--submission={root / 'alice' / assignment.name}", f"--junitxml={root / 'one.xml'}")
+    done = _course_pytest(course, f"--submissions={root}", f"--junitxml={out}")
+    one = _course_pytest(course, "--submission", root / "alice" / assignment.name, f"--junitxml={root / 'one.xml'}")
     return done, _cases(out), one, _cases(root / "one.xml"), root
 
 
@@ -80,17 +93,18 @@ def test_junit_xml_carries_each_checks_points(two):
 
 
 def test_k_selects_checks_and_the_failure_text_is_the_students_message(course, assignment, two):
-    done = _pytest(course, f"--submission={two[4] / 'bob' / assignment.name}", "-k", "B1_", "-rf")
+    done = _course_pytest(course, f"--submission={two[4] / 'bob' / assignment.name}", "-k", "B1_", "-rf", "-x")
     summary = done.stdout.split("short test summary info")[-1]
     assert "bob::B1::B1_worked_example" in summary and "B2_" not in summary, done.stdout[-2000:]
     assert "still the release's stub" in done.stdout
+    assert "stopping after 1 failures" in done.stdout         # -x: pytest's own options pass through
 
 
 def test_every_catalogue_entry_agrees_with_course_autograde(course, assignment, tmp_path):
     source = {c.grade_id: c.source for n in assignment.notebooks for c in assignment.cells(n)}
     for entry in catalogue():
         write_submission(tmp_path / "class" / entry.id, assignment, edits=edits(entry, source[entry.cell]))
-    done = _pytest(course, f"--submissions={tmp_path / 'class'}", f"--junitxml={tmp_path / 'all.xml'}", "-q")
+    done = _course_pytest(course, f"--submissions={tmp_path / 'class'}", f"--junitxml={tmp_path / 'all.xml'}", "-q")
     cases = _cases(tmp_path / "all.xml")
     ours = api.autograde(assignment.name, tmp_path / "class", workers=2, repo=course)
     for sid, result in ours["students"].items():
@@ -103,3 +117,125 @@ def test_every_catalogue_entry_agrees_with_course_autograde(course, assignment, 
                     assert message.startswith(row["message"][:60].split("\n")[0][:40]), (message, row["message"])
     assert len(cases) == sum(len(q["checks"]) + bool(q.get("manual")) for r in ours["students"].values()
                              for q in r["questions"].values()), done.stdout[-1000:]
+
+
+# ---- a submission that tries to be pytest's configuration or code ----------------------------------
+
+# Each configuration file pytest reads, loading the student's own plugin from the student's folder.
+INI_FILES = {
+    "pytest.ini": "[pytest]\naddopts = -p evil_pytest_ini\npythonpath = .\n",
+    "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-p evil_pyproject_toml"\npythonpath = ["."]\n',
+    "setup.cfg": "[tool:pytest]\naddopts = -p evil_setup_cfg\npythonpath = .\n",
+    "tox.ini": "[pytest]\naddopts = -p evil_tox_ini\npythonpath = .\n",
+}
+# Every attack class: the file whose code must never run.
+ATTACKS = [*INI_FILES, "conftest.py", "__init__.py", ".pth", "plugin-named module"]
+# How the TA names the folder: relative to the course, absolute, or from inside the student's folder.
+FORMS = ("relative", "absolute", "cwd inside")
+# What the student's code does once it runs in the TA's pytest: every item passes.
+PASS_EVERYTHING = """
+def pytest_collection_modifyitems(items):
+    for item in items:
+        item.runtest = lambda: None
+"""
+
+
+def _student_code(attack: str, marks: Path) -> str:
+    """Python that leaves a mark (a line in ``marks``, a line on stdout) wherever it runs."""
+    return (f"import pathlib\npathlib.Path({str(marks)!r}).open('a').write({attack!r} + '\\n')\n"
+            f"print('STUDENT CODE RAN: ' + {attack!r})\n")
+
+
+def _hostile_folder(folder: Path, ini: str | None, marks: Path) -> None:
+    """The release, untouched (no solution code), plus every file that would make it pytest's own."""
+    if ini:
+        (folder / ini).write_text(INI_FILES[ini])
+        module = "evil_" + ini.replace(".", "_")
+        (folder / f"{module}.py").write_text(_student_code(ini, marks) + PASS_EVERYTHING)
+    (folder / "conftest.py").write_text(_student_code("conftest.py", marks) + PASS_EVERYTHING)
+    (folder / "__init__.py").write_text(_student_code("__init__.py", marks))
+    (folder / "evil.pth").write_text(f"import pathlib; pathlib.Path({str(marks)!r}).open('a').write('.pth\\n')\n")
+    (folder / "autograder").mkdir()        # named like the course's plugin package
+    for name in ("__init__.py", "pytest_plugin.py"):
+        (folder / "autograder" / name).write_text(_student_code("plugin-named module", marks) + PASS_EVERYTHING)
+
+
+@pytest.fixture(scope="module")
+def hostile_runs(course, assignment, tmp_path_factory):
+    """Five no-code submissions (one per configuration file, and one with none), each graded as a TA
+    would name it in every form: (folder, form) -> (completed process, JUnit cases); and the marks file."""
+    root = tmp_path_factory.mktemp("pytest-hostile")
+    marks = root / "student-code-ran.txt"
+    runs = {}
+    for ini in (*INI_FILES, None):
+        sid = (ini or "no_ini").replace(".", "_")
+        # Without a configuration file, <student>/ holding the notebooks, named as a Python package.
+        folder = write_submission(root / "class" / sid, assignment, untouched=True, nested=bool(ini))
+        _hostile_folder(folder, ini, marks)
+        for form in FORMS:
+            xml = root / f"{sid}-{form.replace(' ', '-')}.xml"
+            if form == "relative":
+                done = _course_pytest(course, "--submission", os.path.relpath(folder, course), f"--junitxml={xml}")
+            elif form == "absolute":
+                done = _course_pytest(course, "--submission", folder, f"--junitxml={xml}")
+            else:
+                done = _course_pytest(folder, "--course", course, "--submission", ".", f"--junitxml={xml}")
+            runs[(sid, form)] = done, (_cases(xml) if xml.exists() else {})
+    return runs, marks
+
+
+def _scored_nothing(sid, done, cases):
+    """Graded as the no-code submission it is: 0 points, every check failed, the TA's item skipped."""
+    assert f"{sid}: 0 / 100 points" in done.stdout and done.returncode == 1, (done.stdout[-3000:], done.stderr[-3000:])
+    outcomes = {check: outcome for (_, check), (outcome, _, _) in cases.items()}
+    assert outcomes.pop("C8_manual") == "skipped" and len(outcomes) == 48, outcomes
+    assert set(outcomes.values()) == {"failed"}, outcomes
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_no_file_of_a_submission_is_code_or_configuration_to_pytest(hostile_runs, attack):
+    runs, marks = hostile_runs
+    ran = marks.read_text().split("\n") if marks.exists() else []
+    assert attack not in ran, f"the student's {attack} ran in the TA's pytest"
+    for (sid, form), (done, cases) in runs.items():
+        if attack in INI_FILES and sid != attack.replace(".", "_"):
+            continue
+        assert f"STUDENT CODE RAN: {attack}" not in done.stdout + done.stderr, (sid, form, done.stdout[-2000:])
+        _scored_nothing(sid, done, cases)
+
+
+def test_a_bare_pytest_on_a_submission_refuses_and_names_course_pytest(course, assignment, two):
+    """pytest reads a folder named on its command line before any plugin: the plugin refuses to grade."""
+    folder = two[4] / "alice" / assignment.name
+    for args in (["--submission", folder], [f"--submission={folder}"], [f"--submissions={two[4]}"]):
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *map(str, args)],
+                              cwd=course, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 4 and "course pytest" in done.stderr, (args, done.stdout[-2000:], done.stderr)
+        assert "passed" not in done.stdout and "points" not in done.stdout
+
+
+def test_course_pytest_takes_no_path_for_pytest_and_shows_none(course, two):
+    """A path given to pytest itself would be collected and its conftest read: refused, and never shown."""
+    done = _course_pytest(course, "--submission", two[4] / "bob" / "transformer-block", two[4] / "bob")
+    assert done.returncode == 4 and "course pytest" in done.stderr and "points" not in done.stdout, done.stderr
+    shown = _course_pytest(course, "--help").stdout
+    assert "course pytest --submission=submitted/alice/transformer-block" in shown, shown
+    assert "-k EXPR" in shown and "--junitxml=FILE" in shown and "pytest --submission " not in shown
+
+
+# ---- the door: text a submission controls ------------------------------------------------------------
+
+def test_pytest_output_and_junit_xml_carry_no_control_characters(course, assignment, tmp_path):
+    """A student named with escape sequences whose answer raises them: the TA's terminal and XML stay text."""
+    build = next(c.source for c in assignment.cells("build") if c.grade_id == "B1_code")
+    raising = solved(build) + f"\n\ndef layer_norm(*args, **kwargs):\n    raise ValueError({PAYLOAD!r})\n"
+    sid = "x" + PAYLOAD.replace("/", "").replace("\x00", "")      # what a folder name can hold
+    write_submission(tmp_path / "class" / sid, assignment, edits={"B1_code": raising})
+    xml = tmp_path / "out.xml"
+    done = _course_pytest(course, f"--submissions={tmp_path / 'class'}", "-ra", "-v", f"--junitxml={xml}")
+    assert "raised ValueError: hostile" in done.stdout and "92 / 100 points" in done.stdout, done.stdout[-3000:]
+    assert "xhostile" in done.stdout and "FAILED" in done.stdout
+    assert_clean(done.stdout, "pytest's terminal output")
+    assert_clean(done.stderr, "pytest's standard error")
+    assert_clean(xml.read_text(), "JUnit XML")
+    assert any(message.startswith("`layer_norm` raised ValueError: hostile") for _, message, _ in _cases(xml).values())
