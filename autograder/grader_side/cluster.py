@@ -11,8 +11,9 @@ registers it and kept for the next run), so a task costs what it costs locally: 
 warm zygote and the checks. A task carries the submission's notebook files as bytes, and the
 plugin carries the trusted source and release notebooks, so a worker needs the same installed
 environment as the grader but no shared folder. A worker whose sandbox cannot isolate student code
-(no namespaces) fails to set up, and the run stops with its reason, as a local run does, unless
-``--allow-weak-isolation``: then it grades with the limits only and ``isolation["weak"]`` says so.
+(no namespaces) fails to set up, and the run stops with its reason, as a local run does;
+``--allow-weak-isolation`` grades one submission per throwaway environment, so a class on a cluster
+is refused with it (``api.autograde`` says why).
 
 A worker lost at any moment costs only time. Lost while the plugin is being registered, the
 scheduler still holds the plugin (every worker that joins sets it up) and the run goes on with the
