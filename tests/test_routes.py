@@ -463,6 +463,24 @@ def test_evidence_against_a_clean_verdict_waits_for_a_ta():
     assert any("B1" in f and "source shows no route" in f for f in sub.flags), sub.flags
 
 
+def test_what_code_did_with_hidden_inputs_never_shows_in_a_visible_result():
+    """Code that reaches torch's layer_norm only on a hidden check's inputs: the hidden checks wait for
+    a TA, the visible ones keep their verdict (a student reads them before grades are published)."""
+    a = Assignment("transformer-block")
+    sub = _submission(a, [HONEST_B1])
+    b1 = [c for c in checks.all_checks() if c.question == "B1"]
+    assert {c.hidden for c in b1} == {False, True}
+    for c in b1:
+        sub.outcomes[c.id] = Outcome(True, evidence=("layer_norm",) if c.hidden else ())
+    step.run(sub, Env(a, sandbox=None))
+    assert all(sub.outcomes[c.id].passed for c in b1 if not c.hidden)
+    assert all(sub.outcomes[c.id].review for c in b1 if c.hidden) and "B1" in sub.to_review
+    for c in b1:                                    # seen by a visible check too: both wait
+        sub.outcomes[c.id] = Outcome(True, evidence=("layer_norm",))
+    step.run(sub, Env(a, sandbox=None))
+    assert _waiting(sub, "B1")
+
+
 def test_an_uncertain_route_leaves_its_points_to_a_ta():
     a = Assignment("transformer-block")
     sub = _submission(a, [_ln("return F.normalize(x - x.mean(-1, keepdim=True), dim=-1) * g + b")])

@@ -43,9 +43,20 @@ def run(sub, env):
             elif verdict.status == "unsure":
                 _wait_for_a_ta(sub, notebook, qid, mine, verdict.message())
             elif evidence:
-                _wait_for_a_ta(sub, notebook, qid, mine,
-                               f"{qid}: while the checks ran, the code reported reaching torch's "
-                               f"{', '.join(evidence)}, though its source shows no route to it; check it by hand")
+                _evidence_for_a_ta(sub, notebook, qid, mine)
+
+
+def _evidence_for_a_ta(sub, notebook: str, qid: str, mine) -> None:
+    """The points of ``qid``'s passed checks wait for a TA where the code reported reaching torch
+    while they ran. A visible check goes by what visible checks saw: what the code did with a hidden
+    check's inputs must not show in a result a student reads before grades are published."""
+    for hidden in (False, True):
+        group = [c for c in mine if c.hidden == hidden]
+        seen = sorted({b for c in (mine if hidden else group) for b in sub.outcomes[c.id].evidence})
+        if group and seen:
+            _wait_for_a_ta(sub, notebook, qid, group,
+                           f"{qid}: while the checks ran, the code reported reaching torch's {', '.join(seen)}, "
+                           "though its source shows no route to it; check it by hand")
 
 
 def _unread(sub, a, notebook: str, failure: str) -> None:
@@ -66,7 +77,8 @@ def _unjudged(rule: routes.Rule, failure: str) -> routes.Verdict:
 
 def _wait_for_a_ta(sub, notebook: str, qid: str, mine, why: str) -> None:
     """The points of ``qid``'s passed checks wait for a TA (nbgrader's needs_manual_grade)."""
-    sub.flags.append(f"{notebook}: {why}")
+    if f"{notebook}: {why}" not in sub.flags:
+        sub.flags.append(f"{notebook}: {why}")
     sub.to_review[qid] = why
     for c in mine:
         old = sub.outcomes[c.id]
