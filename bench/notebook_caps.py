@@ -9,7 +9,8 @@ course, a class of honest students, and one student whose two notebooks are each
 many cells as allowed, as many outputs, and the allowed markdown as the text that costs nbgrader's
 markdown rendering and HTML sanitizing most (it grows with the square of a cell's length). Prints
 
-- the class through ``course autograde`` with the gradebook written, with and without that student;
+- the class through ``course autograde``, without and with the gradebook written, with and without
+  that student;
 - the recorder alone (in this process) on an honest student and on that student;
 - ``nbgrader autograde`` of an honest student and of that student;
 - the same student with one cell more: refused, with the reason, and what recording it costs.
@@ -70,9 +71,11 @@ def timed(fn, *args, **kwargs) -> tuple[float, object]:
     return time.monotonic() - started, value
 
 
-def class_seconds(root: Path, a: Assignment, workers: int) -> float:
-    seconds, _ = timed(api.autograde, a.name, root / "submitted", workers=workers, repo=root, gradebook=True)
-    return seconds
+def class_seconds(root: Path, a: Assignment, workers: int) -> tuple[float, float]:
+    """Seconds to grade the class in ``root``: without the gradebook, and with it (the recorder too)."""
+    graded, _ = timed(api.autograde, a.name, root / "submitted", workers=workers, repo=root)
+    recorded, _ = timed(api.autograde, a.name, root / "submitted", workers=workers, repo=root, gradebook=True)
+    return graded, recorded
 
 
 def record_seconds(root: Path, a: Assignment, results: dict) -> dict[str, float]:
@@ -99,8 +102,9 @@ def main(argv=None) -> int:
         write_student(root / "submitted" / "at_caps", a)
         size = sum(f.stat().st_size for f in (root / "submitted" / "at_caps").rglob("*.ipynb")) / 2**20
         with_it = class_seconds(root, a, args.workers)
-        print(f"class of {args.students} with the gradebook: {honest_class:.1f} s; with a student at every cap "
-              f"({size:.1f} MiB of notebooks): {with_it:.1f} s (+{with_it - honest_class:.1f} s)")
+        print(f"a class of {args.students}, and with a student at every cap ({size:.1f} MiB of notebooks):")
+        for i, what in enumerate(("graded", "graded, gradebook written")):
+            print(f"  {what}: {honest_class[i]:.1f} s -> {with_it[i]:.1f} s (+{with_it[i] - honest_class[i]:.1f} s)")
 
         write_student(root / "submitted" / "over_caps", a, extra_cells=1)
         results = api.autograde(a.name, root / "submitted", workers=args.workers, repo=root,
