@@ -17,6 +17,8 @@ from hostile_text import HOSTILE, PAYLOAD, assert_clean
 pytestmark = pytest.mark.slow
 
 RAISES = f"raise ValueError({PAYLOAD!r})\n"
+# A line break, then what passes for a line of nbgrader's log.
+FORGED = "\n[AutogradeApp | ERROR] forged"
 # Without NUL or "/": a name a file system takes.
 NAME = "x" + "".join(HOSTILE[:6]).replace("/", "") + "\u202eevil"
 
@@ -24,7 +26,7 @@ NAME = "x" + "".join(HOSTILE[:6]).replace("/", "") + "\u202eevil"
 def _made_up_cells(nb) -> None:
     """A made-up graded cell whose grade_id is the payload, and cells that raise it."""
     made_up = nbformat.v4.new_code_cell(RAISES)
-    made_up.metadata["nbgrader"] = {"grade": True, "grade_id": PAYLOAD, "points": 5, "solution": False,
+    made_up.metadata["nbgrader"] = {"grade": True, "grade_id": PAYLOAD + FORGED, "points": 5, "solution": False,
                                     "locked": False, "schema_version": 3}
     nb.cells += [made_up, nbformat.v4.new_code_cell(RAISES)]
 
@@ -58,6 +60,8 @@ def test_nbgrader_autograde_writes_no_escape_sequence_a_submission_put_in_its_lo
                   "Unknown string format: hostile"):
         assert words in output, output[-3000:]   # the log speaks of the hostile students
     assert_clean(output, "nbgrader autograde")
+    flags = [line for line in output.splitlines() if "hostile_cells: build: a cell claims to be graded" in line]
+    assert flags and all("forged" in line for line in flags)   # a flag is one line
     # The other commands load the same configuration: generate_feedback copies the oddly named file.
     done = api.nbgrader("generate_feedback", a.name, "--force", "--log-level=INFO", repo=root, check=False)
     assert "hostile_cells" in done.stdout + done.stderr and ".txt" in done.stdout + done.stderr

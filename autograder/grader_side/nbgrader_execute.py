@@ -59,7 +59,7 @@ from traitlets import Bool, Float
 
 from autograder.grader_side import markup, submitted
 from autograder.grader_side.lent_gradebook import one_transaction
-from autograder.reports.escape import for_terminal_lines
+from autograder.reports.escape import for_terminal, for_terminal_lines
 
 # The ``ename`` of a test cell's error output (nbgrader scores any error output 0).
 FAILED = "CheckFailed"
@@ -114,8 +114,8 @@ class SandboxExecute(NbGraderPreprocessor):
         folder = _student_folder(coursedir, info["student"])
         outcomes, flags, to_review = grade_notebook(info["student"], folder, info["assignment"], info["notebook"],
                                                     root, self.timeout, hide=(submitted,), nbgrader_only=True)
-        for flag in flags:
-            self.log.warning("%s: %s", info["student"], flag)
+        for flag in flags:   # one line each: a line break in a flag could pass for a log line of nbgrader's
+            self.log.warning("%s: %s", for_terminal(info["student"]), for_terminal(flag))
         review = write_outcomes(nb, outcomes, _assignment(info["assignment"], root), info["notebook"])
         look = _checks_of(_assignment(info["assignment"], root), to_review, outcomes)
         resources.setdefault("course", {}).update(review=review, look=look)
@@ -427,7 +427,8 @@ class SubmittedNotebookExporter(NotebookExporter):
         try:
             data = submitted.notebook(folder, name, notebook, nbgrader_only=True)
         except submitted.Refused as exc:
-            self.log.warning("%s: %s: graded 0, with the course's own cells in autograded/", student, exc)
+            self.log.warning("%s: %s: graded 0, with the course's own cells in autograded/", for_terminal(student),
+                             for_terminal(exc))
             nb = placeholder(_assignment(name, Path(coursedir.root)), notebook, str(exc))
         else:
             nb = _read_v4(data)
