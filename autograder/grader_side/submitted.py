@@ -11,6 +11,12 @@ time from the folder opened before it, with ``O_NOFOLLOW``, and checked on the o
 A student's folder is ``<submissions>/<student>``; a notebook is ``<student>/<notebook>.ipynb`` or
 nbgrader's ``<student>/<assignment>/<notebook>.ipynb``. What breaks the rule is a :class:`Refused`
 with a one-line reason the student can act on.
+
+A notebook is also held to caps on what it contains (JSON values, cells, outputs, markdown:
+``structure``), so that none costs the graders, or the gradebook's recorder every student waits
+behind, more than a second or two. Every reader applies them here: ``notebook`` (the recorder,
+``nbgrader autograde``'s exporter) and ``pipeline/read.py`` (``course autograde``, and the grading
+inside ``nbgrader autograde``), so both graders refuse the same notebooks with the same reason.
 """
 from __future__ import annotations
 
