@@ -106,7 +106,7 @@ def _run(classroom: Path, name: str, wrapper: list[str], *flags: str, view: bool
     out = classroom / f"{name}.json"
     command = [*(["bwrap", *_python_view(), "--"] if view else []), *wrapper, "autograde", "transformer-block",
                "--submissions", str(submissions or classroom / "class"), "--out", str(out), "--workers", "1",
-               "--no-gradebook", "--timeout", "15", *flags]
+               "--no-gradebook", "--timeout", "24", *flags]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "HOME": str(classroom), "PYTHONDONTWRITEBYTECODE": "1"})
     return done, (json.loads(out.read_text()) if out.exists() else {})
