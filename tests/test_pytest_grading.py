@@ -112,7 +112,8 @@ def test_every_catalogue_entry_agrees_with_course_autograde(course, assignment, 
             for row in q["checks"]:
                 outcome, message, props = cases[(sid, row["id"])]
                 expected = "passed" if row["passed"] else "skipped" if row["review"] else "failed"
-                assert outcome == expected and float(props["score"]) == row["score"], (sid, row["id"], outcome)
+                assert outcome == expected and float(props["score"]) == row["score"], \
+                    (sid, row["id"], outcome, message, row["message"])
                 if expected == "failed":
                     assert message.startswith(row["message"][:60].split("\n")[0][:40]), (message, row["message"])
     assert len(cases) == sum(len(q["checks"]) + bool(q.get("manual")) for r in ours["students"].values()
