@@ -52,8 +52,8 @@ c.Autograde.sanitize_preprocessors = SANITIZE
 c.Autograde.autograde_preprocessors = AUTOGRADE
 c.SandboxExecute.timeout = 60.0
 # The submitted notebook is read by the course's one rule (no link at any depth below submitted/, a
-# regular file of at most 20 MiB, at most 3,000 cells, 10,000 outputs and 256,000 characters of
-# markdown, 64,000 in a cell): a refused one is graded 0 and autograded/ gets the course's own
+# regular file of at most 20 MiB, at most 3,000 cells, 10,000 outputs and 64,000 characters of
+# markdown, 16,000 in a cell, cell ids nbformat accepts): a refused one is graded 0 and autograded/ gets the course's own
 # cells with the reason, never what a link points at (autograder/grader_side/submitted.py).
 c.Autograde.exporter_class = SubmittedNotebookExporter
 

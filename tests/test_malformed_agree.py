@@ -72,8 +72,13 @@ def _long_markdown(nb):
     nb.cells.append(nbformat.v4.new_markdown_cell("*a **b [c <d `e " * (submitted.MAX_MARKUP_CELL // 16 + 1)))
 
 
+def _bad_cell_id(nb):
+    nb.cells[-1]["id"] = "not a cell id!"
+
+
 # student -> (what makes the notebook too much, the words of the reason)
 OVER_A_CAP = {
+    "x_cell_id": (_bad_cell_id, "has an id that is not a notebook cell id"),
     "x_cells": (_many_cells, f"cells, over the {submitted.MAX_CELLS}-cell limit"),
     "x_outputs": (_many_outputs, f"outputs, over the {submitted.MAX_OUTPUTS}-output limit"),
     "x_markdown": (_long_markdown, f"over the {submitted.MAX_MARKUP_CELL}-character limit of a cell"),
@@ -82,7 +87,8 @@ OVER_A_CAP = {
 
 def test_a_notebook_over_a_cap_scores_0_in_both_graders_and_its_classmate_does_not(course, tmp_path):
     """A notebook with more cells, outputs or markdown than the caps allow (each would slow the
-    gradebook's recorder, which every student waits behind) scores 0 with a one-line reason in
+    gradebook's recorder, which every student waits behind), or a cell id nbformat refuses (nbgrader's
+    steps would stop on it and record 0 for the whole submission), scores 0 with a one-line reason in
     ``course autograde`` (results, gradebook, autograded/) and in ``nbgrader autograde`` (its output,
     its gradebook), the student's other notebook and a classmate in the same batch graded as usual."""
     root = tmp_path / "course"
@@ -94,7 +100,7 @@ def test_a_notebook_over_a_cap_scores_0_in_both_graders_and_its_classmate_does_n
         folder = write_submission(root / "submitted" / sid, a)
         nb = nbformat.read(folder / f"{notebook}.ipynb", as_version=4)
         too_much(nb)
-        nbformat.write(nb, folder / f"{notebook}.ipynb")
+        (folder / f"{notebook}.ipynb").write_text(json.dumps(nb))    # as written: nbformat would refuse the id
     lost = sum(q.points for q in a.questions.values() if q.notebook == notebook)
     ours = api.autograde(a.name, root / "submitted", repo=root, gradebook=True, workers=2)["students"]
     assert ours["honest"]["score"] == a.max_score and not ours["honest"]["flags"]

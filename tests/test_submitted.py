@@ -128,6 +128,20 @@ def test_a_notebook_over_a_structure_cap_is_refused_with_the_reason(root, nb, wo
     assert words in str(refused.value) and "\n" not in str(refused.value)
 
 
+@pytest.mark.parametrize("bad", ["not a cell id!", "x" * 65, "", 7])
+def test_a_cell_id_nbformat_refuses_is_refused_with_the_reason(root, bad):
+    import json
+
+    nb = _cells(2)
+    nb["cells"][1]["id"] = bad
+    (root / "honest" / A / "build.ipynb").write_text(json.dumps(nb))
+    with pytest.raises(submitted.Refused, match="cell 1 has an id that is not a notebook cell id"):
+        submitted.notebook(root / "honest", A, "build")
+    nb["cells"][1]["id"] = "a-Valid_id-" + "9" * 53
+    (root / "honest" / A / "build.ipynb").write_text(json.dumps(nb))
+    assert json.loads(submitted.notebook(root / "honest", A, "build")) == nb
+
+
 def test_a_notebook_at_every_cap_is_read(root):
     import json
 

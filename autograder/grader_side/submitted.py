@@ -23,6 +23,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -155,8 +156,8 @@ def count_values(data: bytes) -> None:
 
 def structure(nb) -> None:
     """Refused, with a one-line reason the student can act on, when the parsed notebook ``nb`` has
-    more cells, outputs or markdown than the caps allow. What is not of a notebook's shape is not
-    counted (the readers refuse it with their own reason)."""
+    more cells, outputs or markdown than the caps allow, or a cell id nbformat's schema refuses.
+    What is not of a notebook's shape is not counted (the readers refuse it with their own reason)."""
     cells = nb.get("cells") if isinstance(nb, dict) else None
     if not isinstance(cells, list):
         return
@@ -167,6 +168,11 @@ def structure(nb) -> None:
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict):
             continue
+        if "id" in cell and not (isinstance(cell["id"], str) and _CELL_ID.fullmatch(cell["id"])):
+            # nbgrader's steps stop on it (nbformat's validation) and record 0 for the whole
+            # submission: refused here, both graders give this notebook alone 0 with this reason.
+            raise Refused(f"cell {index} has an id that is not a notebook cell id ({str(cell['id'])[:70]!r}; "
+                          "1 to 64 letters, digits, - or _); delete the cell or its id and submit it again")
         if isinstance(cell.get("outputs"), list):
             outputs += len(cell["outputs"])
         if cell.get("cell_type") in ("markdown", "raw"):
@@ -181,6 +187,9 @@ def structure(nb) -> None:
     if markup > MAX_MARKUP:
         raise Refused(f"its markdown and raw cells hold {markup} characters, over the {MAX_MARKUP}-character "
                       "limit; shorten them and submit it again")
+
+
+_CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")      # nbformat 4.5's schema for a cell's id
 
 
 def _length(source) -> int:
