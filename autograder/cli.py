@@ -15,7 +15,7 @@ from pathlib import Path
 
 from autograder import api
 from autograder.grader_side.assignment import REPO
-from autograder.reports.escape import for_terminal
+from autograder.reports.escape import for_id, for_terminal
 
 
 def _workers(text: str) -> int:
@@ -155,7 +155,7 @@ def _autograde(args) -> int:
           + (f"; nbgrader's gradebook and {api.autograded_folder(root)} updated" if args.gradebook else ""))
     if args.compare_nbgrader:
         print(f"nbgrader cross-check: {len(disagreements)} submission(s) scored differently"
-              + "".join(f"\n  {for_terminal(sid)}: " + for_terminal("; ".join(lines))
+              + "".join(f"\n  {for_id(sid)}: " + for_terminal("; ".join(lines))
                         for sid, lines in disagreements.items()))
     return 0
 
@@ -280,7 +280,7 @@ def summary(results: dict) -> str:
     rows = [["student", *qids, "total", "status"]]
     for sid, r in results["students"].items():
         q = r.get("questions", {})
-        rows.append([for_terminal(sid), *[f"{q[x]['score']:g}" if x in q else "-" for x in qids], f"{r['score']:g}",
+        rows.append([for_id(sid), *[f"{q[x]['score']:g}" if x in q else "-" for x in qids], f"{r['score']:g}",
                      for_terminal(r["status"]) + (" *" if r.get("flags") else "")])
     lines = [_table(rows)]
     lines.append(f"{len(results['students'])} submissions in {results['seconds']} s with {results['workers']} workers; "

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.reports.escape import for_terminal, for_terminal_lines
+from autograder.reports.escape import for_id, for_terminal, for_terminal_lines
 
 KIT_INI = Path(__file__).resolve().with_name("pytest_grading.ini")   # the only configuration pytest reads
 REFUSAL = ("pytest was given a submission directly, so it may already have read the student's folder as its "
@@ -165,12 +165,12 @@ class Grading:
 
     def pytest_terminal_summary(self, terminalreporter):
         for sid, result in self.results.get("students", {}).items():
-            terminalreporter.write_line(for_terminal(_total(sid, result)))
+            terminalreporter.write_line(f"{for_id(sid)}: " + for_terminal(_total(result)))
 
 
-def _total(sid: str, result: dict) -> str:
-    """A student's line of the summary (raw: the caller escapes it)."""
-    line = f"{sid}: {result['score']:g} / {result['max_score']:g} points (the whole submission)"
+def _total(result: dict) -> str:
+    """A student's total for the summary (raw: the caller escapes it)."""
+    line = f"{result['score']:g} / {result['max_score']:g} points (the whole submission)"
     waiting = result.get("needs_manual_grade", [])
     if waiting:
         line += f"; waiting for a TA: {', '.join(waiting)}"
@@ -218,7 +218,7 @@ def _named(api, root: Path, folder: Path) -> str:
 
 def _items(session, sid: str, result: dict):
     """The items of one student; every name a submission controls is made terminal-safe."""
-    safe = for_terminal(sid).replace(":", "%3A")      # a folder named "alice::C1" must not pass for alice's C1
+    safe = for_id(sid).replace(":", "%3A")      # a folder named "alice::C1" must not pass for alice's C1
     student = Student.from_parent(session, name=safe, nodeid=safe)
     questions = result.get("questions") or {}
     if not any(q.get("checks") for q in questions.values()):
@@ -257,7 +257,7 @@ class Check(pytest.Item):
     def __init__(self, *, sid, qid, row, why="", skip=False, points=None, **kwargs):
         super().__init__(**kwargs)
         self.row, self.why, self.skip_it = row, why, skip
-        self.user_properties += [("student", for_terminal(sid)), ("question", for_terminal(qid))]
+        self.user_properties += [("student", for_id(sid)), ("question", for_terminal(qid))]
         if row is not None:
             self.user_properties += [("points", row["max_score"]), ("score", row["score"]),
                                      ("hidden", row["hidden"])]

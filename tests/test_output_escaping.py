@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from autograder.grader_side.assignment import Assignment, solved
-from autograder.reports.escape import for_csv, for_terminal
+from autograder.reports.escape import for_csv, for_id, for_terminal
 from autograder.reports.exports import write_csv
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results
@@ -43,6 +43,16 @@ def test_terminal_text_has_no_escape_or_control_character(text):
     assert "\x1b" not in clean
 
 
+def test_ids_that_differ_only_in_control_characters_stay_distinct():
+    """A folder named ``m<ESC>[0mallory`` beside ``mallory``: stripped, both would read ``mallory`` on the
+    screen and in the CSV an LMS imports; shown by code, each stays its own and prints safely."""
+    shown = [for_id(sid) for sid in ["mallory", "m\x1b[0mallory", "mal\u202elory", "mal\nlory", "mal\x9blory"]]
+    assert len(set(shown)) == len(shown) and shown[0] == "mallory"
+    assert shown[1] == "m\\x1b[0mallory"
+    for text in shown:
+        assert not CONTROL.search(text)
+
+
 def test_terminal_text_keeps_what_is_printable():
     assert for_terminal("\x1b[2J\x1b[Hwiped") == "wiped"
     assert for_terminal("red\x1b[31m text\x1b[0m") == "red text"
@@ -57,8 +67,8 @@ def test_the_csv_writer_neutralises_every_text_cell(tmp_path):
     write_csv(results, tmp_path / "grades.csv")
     with open(tmp_path / "grades.csv", newline="") as f:
         rows = list(csv.reader(f))
-    assert [row[0] for row in rows[1:]] == [for_csv(sid) for sid in FORMULAS] + ["alice"]
-    assert all(row[0].startswith("'") for row in rows[1:-1])
+    assert [row[0] for row in rows[1:]] == [for_csv(for_id(sid)) for sid in FORMULAS] + ["alice"]
+    assert len({row[0] for row in rows[1:]}) == len(FORMULAS) + 1          # every id its own row
     for row in rows[1:]:
         assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row), row
 
@@ -94,7 +104,7 @@ def test_course_autograde_writes_a_safe_csv_and_a_clean_summary(hostile):
     assert b"\x1b[2J" not in done.stderr and b"\x1b]0;" not in done.stderr
     with open(root / "grades.csv", newline="") as f:
         rows = {row[0]: row for row in list(csv.reader(f))[1:]}
-    assert set(rows) == {'\'=HYPERLINK("https:example.com";"x")', "student"}
+    assert set(rows) == {'\'=HYPERLINK("https:example.com";"x")', "\\x1b[2J\\x1b[Hstudent"}   # shown by code
     for row in rows.values():
         assert all(not cell.startswith(("=", "+", "-", "@", "\t", "\r")) for cell in row), row
 

@@ -13,6 +13,10 @@ exception's text). Before they reach a spreadsheet or a TA's terminal:
   ``\n``), for a report of several lines (pytest's failure report, a log record's traceback). The
   result is also valid XML 1.0 text (JUnit XML, a page).
 
+- ``for_id``: a name a submission chose (a student's folder), every escape or control character
+  shown as its code (``\x1b``), so two ids that differ only in such characters stay two on the
+  screen and in a CSV an LMS imports (stripped, ``m\x1b[0mallory`` would pass for ``mallory``).
+
 Every door through which text a submission controls leaves the grader (the ``course`` commands,
 pytest's reports, nbgrader's log, Gradescope's output) goes through one of these two.
 
@@ -43,6 +47,12 @@ def for_terminal_lines(text) -> str:
     """``text`` without escape sequences or control characters, its lines kept."""
     lines = _ESCAPES.sub("", str(text)).replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return "\n".join(for_terminal(line) for line in lines)
+
+
+def for_id(text) -> str:
+    """``text`` with every escape or control character written as its code: printable, one line,
+    and as distinct as the id it shows."""
+    return _CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
 
 
 def for_csv(value):

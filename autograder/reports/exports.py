@@ -9,7 +9,7 @@ from nbgrader.api import MissingEntry
 from nbgrader.plugins import CsvExportPlugin
 
 from autograder.reports import pages
-from autograder.reports.escape import for_csv, for_terminal, for_terminal_lines
+from autograder.reports.escape import for_csv, for_id, for_terminal, for_terminal_lines
 
 
 def write_csv(results: dict, path: Path) -> None:
@@ -25,7 +25,7 @@ def write_csv(results: dict, path: Path) -> None:
                                     for row in q.get(qid, {}).get("checks", []) if row.get("review"))
                       for qid in r.get("needs_manual_grade", [])]
             out.writerow([for_csv(cell) for cell in (
-                sid, *["" if s is None else s for s in scores], r["score"], r["max_score"],
+                for_id(sid), *["" if s is None else s for s in scores], r["score"], r["max_score"],
                 r["status"], " ".join(manual), " | ".join(r.get("flags", [])),
                 r.get("reason") or "")])
 
