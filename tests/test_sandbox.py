@@ -260,11 +260,25 @@ def test_fork_bomb_is_bounded_and_cleaned_up(sb):
         assert r[1] == {"ok": True}
         assert s.request({"call": "f", "args": [1]}) == ({"result": 2}, [])
     if namespaced(sb) and sb.isolation["uid"].startswith("dedicated"):
+        uid = sb.session_uid(3)
         deadline = time.monotonic() + 3
-        while processes_of(61003) and time.monotonic() < deadline:
+        while processes_of(uid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert processes_of(61003) == []
+        assert processes_of(uid) == []
     check_alive(sb)
+
+
+def test_two_sandboxes_on_one_machine_never_give_their_sessions_one_uid(sb):
+    """Two graders side by side, each using its slot 0: each session runs as a uid the other's never
+    has (without namespaces a session's end kills every process of its uid)."""
+    if not sb.isolation["uid"].startswith("dedicated"):
+        pytest.skip("sessions keep the grader's uid here")
+    with Sandbox(LIMITS, preload=(), handler=HANDLER, packages=PACKAGES, allow_weak_isolation=WEAK_OK) as other:
+        uids = []
+        for box in (sb, other):
+            with box.open(["import os\nuid = lambda: os.getuid()"], slot=0) as s:
+                uids.append(s.request({"call": "uid", "args": []})[0]["result"])
+        assert uids == [sb.session_uid(0), other.session_uid(0)] and uids[0] != uids[1]
 
 
 def test_exit_during_load(sb):

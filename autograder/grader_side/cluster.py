@@ -26,7 +26,6 @@ cannot take a worker down: it runs in a sandboxed child, like locally.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import hashlib
 import os
 import shutil
@@ -34,7 +33,7 @@ import tempfile
 import time
 from concurrent.futures import CancelledError
 from pathlib import Path
-from typing import TextIO, cast
+from typing import cast
 
 from distributed import WorkerPlugin, get_worker
 from traitlets import Unicode
@@ -49,8 +48,6 @@ WORKERS_TIMEOUT = 120.0     # seconds to wait for the first worker, or for one a
 SETUP_TIMEOUT = 600.0       # seconds for a worker to start its sandbox once registered
 SECURE_SCHEMES = ("tls", "wss")
 IN_FLIGHT = 4               # tasks queued per worker thread (bounds the client's and scheduler's memory)
-# Worker processes on one machine lock distinct slots here (a slot is the child's uid when root).
-SLOTS = Path("/run/course-autograde") if os.geteuid() == 0 else Path(tempfile.gettempdir()) / "course-autograde-slots"
 
 
 class CourseAutograde(Configurable):
@@ -152,40 +149,17 @@ class Grader(WorkerPlugin):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_bytes(data)
         (self.root / "submissions").mkdir()
-        self.locks = claim_slots(threads)
         self.sandbox = grading_sandbox(self.timeout, hide=(self.root,),
                                        allow_weak_isolation=self.allow_weak_isolation)
         self.env = pipeline.Env(Assignment(self.assignment, self.root / "course"), self.sandbox, workers=0)
-        for slot in self.locks:
+        for slot in range(threads):         # the sandbox holds a machine-wide slot (uid) for each
             self.env.slots.put(slot)
 
     def teardown(self, worker):
         if getattr(self, "sandbox", None) is not None:
             self.sandbox.close()
-        for lock in getattr(self, "locks", {}).values():
-            lock.close()
         if getattr(self, "root", None) is not None:
             shutil.rmtree(self.root, ignore_errors=True)
-
-
-def claim_slots(count: int) -> dict[int, TextIO]:
-    """``count`` sandbox slots no other grader on this machine holds (each slot is a uid for the
-    child); held by an open locked file until this process exits."""
-    SLOTS.mkdir(mode=0o700, exist_ok=True)
-    held: dict[int, TextIO] = {}
-    for slot in range(4000):
-        f = open(SLOTS / str(slot), "a")
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.close()
-            continue
-        held[slot] = f
-        if len(held) == count:
-            return held
-    from autograder.grader_side.assignment import CourseError
-
-    raise CourseError(f"every sandbox slot in {SLOTS} is taken: stop other graders on this machine")
 
 
 def grade_task(plugin: str, student: str, files: dict[str, bytes | str]) -> dict:

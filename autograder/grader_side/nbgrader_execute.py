@@ -504,9 +504,9 @@ def _student_folder(coursedir: CourseDirectory, student: str) -> Path:
 
 _lock = threading.Lock()
 _shared: dict = {}
-# The child's dedicated uid is 61000 + slot: one per process, away from `course autograde`'s 0..workers-1,
-# so two nbgrader runs side by side (or beside `course autograde`) rarely share one.
-SLOT = 1000 + os.getpid() % 3000
+# The one slot of this process's sandbox (the Sandbox holds a machine-wide slot for it, so two nbgrader
+# runs side by side, or beside `course autograde`, never give their sessions one uid).
+SLOT = 0
 
 
 def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, root: Path, timeout: float,

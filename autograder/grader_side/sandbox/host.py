@@ -6,6 +6,7 @@ are parsed as JSON plus raw bytes (see frames.py) and checked against limits.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import os
@@ -20,7 +21,8 @@ import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import NoReturn
+from pathlib import Path
+from typing import IO, NoReturn
 
 from . import acl, frames, lifecycle, view
 
@@ -29,6 +31,26 @@ log = logging.getLogger("autograder.grader_side.sandbox")
 _CONTROL_TIMEOUT = 15.0     # seconds to wait for the zygote to answer one control message
 _STATUS_WAIT = 1.0          # seconds to wait for a dead child's exit status
 _MAX_SLOT = 4000
+# A slot is a session's uid (BASE_UID + slot) when the grader is root. Each Sandbox holds the slots
+# its sessions use by a locked file each, machine-wide, so two graders on one machine never give
+# their sessions one uid: without namespaces, a session's end kills every process of its uid.
+SLOT_LOCKS = Path("/run/course-autograde") if os.geteuid() == 0 else \
+    Path(tempfile.gettempdir()) / "course-autograde-slots"
+
+
+def claim_slot() -> tuple[int, IO]:
+    """A slot no other Sandbox on this machine holds, and the open locked file that holds it (the
+    lock goes with the file, or with the process)."""
+    SLOT_LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for slot in range(_MAX_SLOT):
+        f = open(SLOT_LOCKS / str(slot), "a")
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            continue
+        return slot, f
+    raise SandboxError(f"every sandbox slot in {SLOT_LOCKS} is taken: stop other graders on this machine")
 
 
 class SandboxError(Exception):
@@ -101,8 +123,8 @@ class _ZygoteGone(Exception):
     pass
 
 
-def _shutdown_zygote(state: dict) -> None:
-    """Stop a zygote process; also used as the Sandbox finalizer."""
+def _shutdown_zygote(state: dict, release: bool = False) -> None:
+    """Stop a zygote process; also used as the Sandbox finalizer (``release``: and give its slots back)."""
     ctl, proc = state.pop("ctl", None), state.pop("proc", None)
     if ctl is not None:
         try:
@@ -115,6 +137,9 @@ def _shutdown_zygote(state: dict) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+    if release:
+        for f in state.pop("slots", {}).values():
+            f.close()
 
 
 class Sandbox:
@@ -169,7 +194,9 @@ class Sandbox:
         self._closed = False
         self._home = tempfile.mkdtemp(prefix="autograder-zygote-")
         self._state: dict = {}
-        self._finalizer = weakref.finalize(self, _shutdown_zygote, self._state)
+        self._state["slots"] = {}            # physical slot -> its locked file (claim_slot)
+        self._slots: dict[int, int] = {}     # the caller's slot -> the physical slot its sessions use
+        self._finalizer = weakref.finalize(self, _shutdown_zygote, self._state, True)
         try:
             self._start()
         except BaseException:
@@ -252,7 +279,7 @@ class Sandbox:
                 child_end.close()
         self._state.update(ctl=parent_end, proc=proc)
         config = {"preload": list(self.preload), "handler": self.handler, "namespaces": bool(bwrap),
-                  "limits": asdict(self.limits)}
+                  "limits": asdict(self.limits), "probe_slot": self._physical(0)}
         try:
             parent_end.settimeout(self.startup_timeout)
             parent_end.send(json.dumps(config).encode())
@@ -351,6 +378,7 @@ class Sandbox:
             raise TypeError("cells must be a list of strings (the code cells' sources)")
         if type(slot) is not int or not 0 <= slot < _MAX_SLOT:
             raise ValueError(f"slot must be an integer in [0, {_MAX_SLOT})")
+        slot = self._physical(slot)
         if self._denial is not None:
             with self._lock:
                 self._uids.add(lifecycle.BASE_UID + slot)
@@ -375,6 +403,22 @@ class Sandbox:
             raise
         return session
 
+    def session_uid(self, slot: int = 0) -> int:
+        """The uid the sessions of ``slot`` run as: a dedicated one held by this Sandbox alone on
+        the machine when the grader is root, else the grader's own."""
+        if self.isolation.get("uid", "").startswith("dedicated"):
+            return lifecycle.BASE_UID + self._physical(slot)
+        return os.getuid()
+
+    def _physical(self, slot: int) -> int:
+        """The slot (uid) the sessions of the caller's ``slot`` use: claimed machine-wide on first use."""
+        with self._sessions_lock:
+            if slot not in self._slots:
+                physical, f = claim_slot()
+                self._state["slots"][physical] = f
+                self._slots[slot] = physical
+            return self._slots[slot]
+
     def _forget(self, session: "Session") -> None:
         with self._sessions_lock:
             self._sessions.discard(session)
@@ -387,15 +431,18 @@ class Sandbox:
         for s in sessions:
             s.close()
         with self._lock:
-            self._finalizer()           # the zygote ends every process of its sessions' uids on its way out
-            self._give_files_back()
+            self._finalizer.detach()
+            _shutdown_zygote(self._state)   # the zygote ends every process of its sessions' uids on its way out
+            if self._give_files_back():     # a uid with a process left is not given back to other graders
+                _shutdown_zygote(self._state, release=True)
         shutil.rmtree(self._home, ignore_errors=True)
 
-    def _give_files_back(self) -> None:
+    def _give_files_back(self) -> bool:
         """Take the ACLs back, only once no process of a session's uid is left: one that outlived
-        its session would read everything the moment they are gone (then they stay, with a warning)."""
+        its session would read everything the moment they are gone (then they stay, with a warning,
+        and so do the slots: False)."""
         if self._denial is None:
-            return
+            return True
         left = {uid: pids for uid in sorted(self._uids) if (pids := _end_processes_of(uid))}
         if left:
             note = (f"processes of the sessions' uids are still running ({left}): the course stays denied to "
@@ -403,9 +450,10 @@ class Sandbox:
                     "entries (setfacl -R -x g:" + str(lifecycle.SESSION_GID) + ")")
             self.events.append(note)
             log.warning("sandbox: %s", note)
-            return
+            return False
         self._denial.undo()
         self._denial = None
+        return True
 
     def __enter__(self) -> "Sandbox":
         return self

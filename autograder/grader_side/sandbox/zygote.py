@@ -94,9 +94,10 @@ class _Refused(RuntimeError):
 
 
 class Zygote:
-    def __init__(self, ctl: socket.socket, ctx: lifecycle.Context):
+    def __init__(self, ctl: socket.socket, ctx: lifecycle.Context, probe_slot: int = 0):
         self.ctl = ctl
         self.ctx = ctx
+        self.probe_slot = probe_slot         # a slot the grader holds (host.claim_slot): the probe's uid
         self.live: dict[int, list] = {}      # P pid -> [P pidfd, G pidfd | None, fallback workdir | None, uid]
         self.statuses: OrderedDict[int, int] = OrderedDict()
         self.uids: set[int] = set()          # without namespaces: every dedicated uid a session has had
@@ -316,7 +317,7 @@ class Zygote:
 
     def probe(self) -> dict:
         """Run the isolation steps once in a throw-away child; fix the plan."""
-        reply, _, sock, report = self.spawn(0, probe=True)
+        reply, _, sock, report = self.spawn(self.probe_slot, probe=True)
         if sock is not None:
             sock.close()
         if "error" in reply and report is None:
@@ -466,7 +467,7 @@ def main() -> int:
         gc.freeze()                 # keep the forked children from copying the heap on every GC pass
         # Its heap in huge pages: forking a session, and ending one, then cost about 13 ms less.
         syscalls.collapse_anonymous_memory()
-        zygote = Zygote(ctl, ctx)
+        zygote = Zygote(ctl, ctx, int(cfg.get("probe_slot", 0)))
     except Exception as e:
         _send(ctl, {"error": str(e)})
         return 1
