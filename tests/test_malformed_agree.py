@@ -48,6 +48,8 @@ def test_both_graders_agree_on_accidentally_broken_notebooks(course, tmp_path):
         raw = json.loads((folder / f"{notebook}.ipynb").read_text())
         raw["nbformat"] = 3
         (folder / f"{notebook}.ipynb").write_text(json.dumps(raw))
+    # nbgrader's collect writes timestamp.txt, but a student's folder holds what they put there.
+    (write_submission(root / "submitted" / "timestamp-not-a-time", a) / "timestamp.txt").write_text("next tuesday?")
     ours = api.autograde(a.name, root / "submitted", repo=root, gradebook=False)["students"]
     assert {sid: r["score"] for sid, r in ours.items()} == dict.fromkeys(ours, a.max_score)
     done = api.nbgrader("autograde", a.name, "--force", "--log-level=ERROR", repo=root, check=False)

@@ -51,13 +51,13 @@ def test_nbgrader_autograde_writes_no_escape_sequence_a_submission_put_in_its_lo
     folder = write_submission(root / "submitted" / "hostile_cells", a)
     _write(folder, a, _made_up_cells)
     (folder / f"{NAME}.txt").write_text(PAYLOAD)
-    # A cell id nbformat refuses, a timestamp nbgrader cannot read (it stops that student): students of their own.
+    # A cell id nbformat refuses, a timestamp that is not a time: students of their own.
     _write(write_submission(root / "submitted" / "hostile_cell_id", a), a, _hostile_cell_id)
     (write_submission(root / "submitted" / "hostile_time", a) / "timestamp.txt").write_text(PAYLOAD)
     done = api.nbgrader("autograde", a.name, "--force", "--log-level=INFO", repo=root, check=False)
     output = done.stdout + done.stderr
     for words in ("hostile_cells: build: a cell claims to be graded (hostile ",
-                  "has an id that is not a notebook cell id ('bad-id", "Unknown string format: hostile"):
+                  "has an id that is not a notebook cell id ('bad-id", "timestamp.txt is not a time"):
         assert words in output, output[-3000:]   # the log speaks of the hostile students
     assert_clean(output, "nbgrader autograde")
     flags = [line for line in output.splitlines() if "hostile_cells: build: a cell claims to be graded" in line]

@@ -86,6 +86,30 @@ def clean_log_records() -> None:
     logging.setLogRecordFactory(cleaned)
 
 
+def tolerate_unreadable_timestamps() -> None:
+    """A ``timestamp.txt`` that is not a time (a student's folder holds what they put there) costs
+    its student no grade under ``nbgrader autograde``: as ``course autograde`` records it
+    (``gradebook._timestamp``), the submission has no time, so no late penalty, and the log says
+    why. nbgrader 0.9's ``CourseDirectory.get_existing_timestamp`` otherwise stops that student with
+    an AttributeError (it calls a ``fail`` the class does not have). Installing it twice is harmless."""
+    from nbgrader.coursedir import CourseDirectory
+
+    read = CourseDirectory.get_existing_timestamp
+    if getattr(read, "tolerant", False):
+        return
+
+    def tolerant(self, dest_path: str):
+        try:
+            return read(self, dest_path)
+        except (ValueError, OverflowError, AttributeError):   # AttributeError: nbgrader's own report of it
+            self.log.warning("%s: timestamp.txt is not a time: recorded without a submission time, so no late "
+                             "penalty", dest_path)
+            return None
+
+    tolerant.tolerant = True   # type: ignore[attr-defined]
+    CourseDirectory.get_existing_timestamp = tolerant   # type: ignore[method-assign]
+
+
 def _cleaned(record: logging.LogRecord) -> logging.LogRecord:
     """``record`` with its message formatted and cleaned (its arguments then dropped), and its
     exception's traceback and stack formatted and cleaned too."""
