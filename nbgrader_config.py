@@ -14,11 +14,11 @@ c = get_config()  # noqa: F821  (nbgrader provides get_config)
 # Every line any nbgrader command run here logs (autograde, collect, zip_collect, export,
 # generate_feedback...) may carry text a submission controls (a cell id, a file name, an error's
 # text, a student id): it reaches the terminal without escape sequences or control characters.
-from autograder.grader_side.nbgrader_execute import clean_log_records, tolerate_unreadable_timestamps  # noqa: E402
+from autograder.grader_side.nbgrader_execute import clean_log_records, submission_files_by_the_rule  # noqa: E402
 
 clean_log_records()
-# A timestamp.txt that is not a time: no submission time (no late penalty), as in `course autograde`.
-tolerate_unreadable_timestamps()
+# A submission's other files (timestamp.txt among them) read by the course's one rule, as in `course autograde`.
+submission_files_by_the_rule()
 
 c.CourseDirectory.course_id = "transformer-block"
 c.CourseDirectory.source_directory = "solutions"

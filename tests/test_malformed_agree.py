@@ -48,15 +48,26 @@ def test_both_graders_agree_on_accidentally_broken_notebooks(course, tmp_path):
         raw = json.loads((folder / f"{notebook}.ipynb").read_text())
         raw["nbformat"] = 3
         (folder / f"{notebook}.ipynb").write_text(json.dumps(raw))
-    # nbgrader's collect writes timestamp.txt, but a student's folder holds what they put there.
+    # nbgrader's collect writes timestamp.txt, but a student's folder holds what they put there: text that
+    # is not a time, a long one (nbgrader's parser slows with its square), a folder, links to the machine's
+    # files (nbgrader copied every file of a submission into autograded/ following links, /dev/zero's
+    # endlessly: here links to small files, refused by the same rule without risking the disk).
     (write_submission(root / "submitted" / "timestamp-not-a-time", a) / "timestamp.txt").write_text("next tuesday?")
+    (write_submission(root / "submitted" / "timestamp-long", a) / "timestamp.txt").write_text("9" * 300_000)
+    (write_submission(root / "submitted" / "timestamp-a-folder", a) / "timestamp.txt").mkdir()
+    linked = write_submission(root / "submitted" / "linked-files", a)
+    (linked / "timestamp.txt").symlink_to("/etc/hostname")
+    (linked / "notes.txt").symlink_to("/etc/hostname")
     ours = api.autograde(a.name, root / "submitted", repo=root, gradebook=False)["students"]
     assert {sid: r["score"] for sid, r in ours.items()} == dict.fromkeys(ours, a.max_score)
-    done = api.nbgrader("autograde", a.name, "--force", "--log-level=ERROR", repo=root, check=False)
+    done = api.nbgrader("autograde", a.name, "--force", "--log-level=WARN", repo=root, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         theirs = {s.student.id: s.score for s in gb.assignment_submissions(a.name)}
     assert theirs == {sid: r["score"] for sid, r in ours.items()}
+    copied = root / "autograded" / "linked-files" / a.name
+    assert not (copied / "timestamp.txt").exists() and not (copied / "notes.txt").exists()
+    assert "notes.txt not copied to autograded/: notes.txt is a link" in done.stdout + done.stderr
 
 
 def _many_cells(nb):

@@ -86,28 +86,61 @@ def clean_log_records() -> None:
     logging.setLogRecordFactory(cleaned)
 
 
-def tolerate_unreadable_timestamps() -> None:
-    """A ``timestamp.txt`` that is not a time (a student's folder holds what they put there) costs
-    its student no grade under ``nbgrader autograde``: as ``course autograde`` records it
-    (``gradebook._timestamp``), the submission has no time, so no late penalty, and the log says
-    why. nbgrader 0.9's ``CourseDirectory.get_existing_timestamp`` otherwise stops that student with
-    an AttributeError (it calls a ``fail`` the class does not have). Installing it twice is harmless."""
-    from nbgrader.coursedir import CourseDirectory
+def submission_files_by_the_rule() -> None:
+    """``nbgrader autograde`` reads a submission's other files by the course's one rule
+    (``submitted.py``: no link at any depth, regular files only, a size cap), as ``course
+    autograde`` does. nbgrader 0.9 copies every file of the student's folder into ``autograded/``
+    with ``shutil.copy`` (a link to ``/dev/zero`` fills the disk and never ends the run; a link to
+    a file of the machine puts it in ``autograded/``) and reads ``timestamp.txt`` whole, following
+    links, into a parser that slows with the square of its length. Here a file the rule refuses
+    is not copied (a warning names it and why), and ``timestamp.txt`` is read within its 1,000
+    bytes; one that is not a time gives the submission no time (no late penalty), as
+    ``gradebook._timestamp`` records it, where nbgrader would stop that student (it calls a
+    ``fail`` its CourseDirectory does not have). Installing it twice is harmless."""
+    from nbgrader.converters.autograde import Autograde
+    from nbgrader.converters.base import BaseConverter
 
-    read = CourseDirectory.get_existing_timestamp
-    if getattr(read, "tolerant", False):
+    if getattr(CourseDirectory.get_existing_timestamp, "by_the_rule", False):
         return
+    copy_all = BaseConverter.init_assignment
 
-    def tolerant(self, dest_path: str):
+    def get_existing_timestamp(self, dest_path: str):
         try:
-            return read(self, dest_path)
-        except (ValueError, OverflowError, AttributeError):   # AttributeError: nbgrader's own report of it
+            text = submitted.read(Path(dest_path), ("timestamp.txt",), submitted.BOOKKEEPING_BYTES - 1)
+        except submitted.Missing:
+            return None
+        except submitted.Refused as exc:
+            self.log.warning("%s: timestamp.txt not read (%s): no submission time, so no late penalty", dest_path, exc)
+            return None
+        stamp = text.decode("utf-8", errors="replace").strip()
+        try:
+            return utils.parse_utc(stamp) if stamp else None
+        except (ValueError, OverflowError):
             self.log.warning("%s: timestamp.txt is not a time: recorded without a submission time, so no late "
                              "penalty", dest_path)
             return None
 
-    tolerant.tolerant = True   # type: ignore[attr-defined]
-    CourseDirectory.get_existing_timestamp = tolerant   # type: ignore[method-assign]
+    def init_assignment(self, assignment_id: str, student_id: str) -> None:
+        if not isinstance(self, Autograde):      # generate_assignment, feedback: the course's own files
+            return copy_all(self, assignment_id, student_id)
+        source = Path(self._format_source(assignment_id, student_id))
+        dest = self._format_dest(assignment_id, student_id)
+        for filename in utils.find_all_files(str(source), self.coursedir.ignore + ["*.ipynb"]):
+            rel = os.path.relpath(filename, source)
+            try:
+                data = submitted.read(source, Path(rel).parts)
+            except submitted.Refused as exc:
+                self.log.warning("%s: %s not copied to autograded/: %s", student_id, rel, exc)
+                continue
+            path = Path(dest, rel)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.unlink(missing_ok=True)
+            self.log.info("Copying %s -> %s", filename, path)
+            path.write_bytes(data)
+
+    get_existing_timestamp.by_the_rule = True   # type: ignore[attr-defined]
+    CourseDirectory.get_existing_timestamp = get_existing_timestamp   # type: ignore[method-assign]
+    BaseConverter.init_assignment = init_assignment   # type: ignore[method-assign]
 
 
 def _cleaned(record: logging.LogRecord) -> logging.LogRecord:
