@@ -214,6 +214,33 @@ def test_a_notebook_that_leaves_its_process_group_does_not_outlive_its_session(t
     assert results["isolation"]["processes"].startswith("every process of the session's uid killed")
 
 
+STASH = """
+import os as _os
+for _folder in ("/tmp", "/var/tmp", "/dev/shm"):
+    _path = _os.path.join(_folder, {name!r})
+    with open(_path, "w") as _f:
+        _f.write("what a hidden check handed me")
+    _os.chmod(_path, 0o666)
+    _os.makedirs(_path + "-dir/deeper", exist_ok=True)
+"""
+
+
+def test_what_a_notebook_leaves_in_the_shared_folders_is_gone_before_the_next(ta_course):
+    """Without a mount namespace /tmp, /var/tmp and /dev/shm are the machine's: a notebook could leave
+    there what a hidden check handed it, for the student's other notebook to show in a visible result.
+    What its uid left there is removed when it ends."""
+    course, _ = ta_course
+    a = Assignment("transformer-block", course)
+    name = f"stash-{os.getpid()}-{time.monotonic_ns()}"
+    write_submission(course / "submitted" / "stasher", a, extra_cells=[STASH.format(name=name)])
+    _readable_by_others(course)
+    done, results = _autograde(course)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert results["students"]["stasher"]["score"] == 100.0
+    left = [p for folder in ("/tmp", "/var/tmp", "/dev/shm") for p in Path(folder).glob(name + "*")]
+    assert left == [], left
+
+
 def test_a_notebook_that_hunts_for_the_course_reads_none_of_it(ta_course):
     course, drop = ta_course
     a = Assignment("transformer-block", course)

@@ -112,26 +112,29 @@ class Zygote:
         return bool(self.ctx.plan and not self.ctx.plan["dedicated"] and not self.ctx.namespaces)
 
     def end_uid(self, uid: int) -> bool:
-        """End every process of ``uid`` (lifecycle.sweep, in a child) and reap what comes back to
-        the zygote; True when none is left."""
-        if not lifecycle.processes_of(uid):
-            return True
-        try:
-            pid = os.fork()
-        except OSError:
-            return False
-        if pid == 0:
-            lifecycle.sweep(uid)
-        while True:
+        """End every process of ``uid`` (lifecycle.sweep, in a child), reap what comes back to the
+        zygote, then remove what the uid left in the shared writable folders; True when no process
+        of it is left."""
+        if lifecycle.processes_of(uid):
             try:
-                os.waitpid(pid, 0)
-                break
-            except InterruptedError:
-                continue
-            except ChildProcessError:
-                break
-        self._collect()
-        return not lifecycle.processes_of(uid)
+                pid = os.fork()
+            except OSError:
+                return False
+            if pid == 0:
+                lifecycle.sweep(uid)
+            while True:
+                try:
+                    os.waitpid(pid, 0)
+                    break
+                except InterruptedError:
+                    continue
+                except ChildProcessError:
+                    break
+            self._collect()
+            if lifecycle.processes_of(uid):
+                return False
+        lifecycle.remove_files_of(uid)
+        return True
 
     def end_strays(self) -> None:
         """Kill the zygote's children that are no session's leader: processes a session left
