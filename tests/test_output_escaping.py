@@ -46,7 +46,8 @@ def test_terminal_text_has_no_escape_or_control_character(text):
 def test_ids_that_differ_only_in_control_characters_stay_distinct():
     """A folder named ``m<ESC>[0mallory`` beside ``mallory``: stripped, both would read ``mallory`` on the
     screen and in the CSV an LMS imports; shown by code, each stays its own and prints safely."""
-    shown = [for_id(sid) for sid in ["mallory", "m\x1b[0mallory", "mal\u202elory", "mal\nlory", "mal\x9blory"]]
+    shown = [for_id(sid) for sid in ["mallory", "m\x1b[0mallory", "mal\u202elory", "mal\nlory", "mal\x9blory",
+                                     "mallory\u200b", "mallory ", " mallory", "mal\u2028lory"]]
     assert len(set(shown)) == len(shown) and shown[0] == "mallory"
     assert shown[1] == "m\\x1b[0mallory"
     for text in shown:

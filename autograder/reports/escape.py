@@ -33,26 +33,35 @@ _ESCAPES = re.compile(
     r"|\x1b[ -/]*[0-~]?"                     # any other escape
     r"|\x9b[0-?]*[ -/]*[@-~]"                # 8-bit CSI
 )
-_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 and C1 controls, and the invisible ones: soft hyphen, zero-width characters, marks and overrides that
+# reorder text, line and paragraph separators, word joiners, the byte-order mark.
+_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_BREAKS = "\n\r\t\v\f\u2028\u2029"
+_SPACES = " \u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+_EDGE_SPACES = re.compile(f"^[{_SPACES}]+|[{_SPACES}]+$")
 _FORMULA = ("=", "+", "-", "@", "\t", "\r")
 
 
 def for_terminal(text) -> str:
     """``text`` without escape sequences or control characters, on one line."""
     text = _ESCAPES.sub("", str(text))
-    return _CONTROLS.sub(lambda m: " " if m.group() in "\n\r\t\v\f" else "", text)
+    return _CONTROLS.sub(lambda m: " " if m.group() in _BREAKS else "", text)
 
 
 def for_terminal_lines(text) -> str:
     """``text`` without escape sequences or control characters, its lines kept."""
-    lines = _ESCAPES.sub("", str(text)).replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    text = _ESCAPES.sub("", str(text)).replace("\r\n", "\n")
+    lines = re.split("[\r\u2028\u2029\n]", text)
     return "\n".join(for_terminal(line) for line in lines)
 
 
 def for_id(text) -> str:
-    """``text`` with every escape or control character written as its code: printable, one line,
-    and as distinct as the id it shows."""
-    return _CONTROLS.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), str(text))
+    """``text`` with every escape, control or invisible character, and the spaces at its ends,
+    written as its code: printable, one line, and as distinct as the id it shows."""
+    def code(m: re.Match) -> str:
+        return "".join(f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" for c in m.group())
+
+    return _EDGE_SPACES.sub(code, _CONTROLS.sub(code, str(text)))
 
 
 def for_csv(value):
