@@ -42,7 +42,6 @@ from nbgrader.api import (
 )
 from nbgrader.apps.baseapp import NbGrader
 from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput
-from nbgrader.utils import parse_utc
 from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError, SAWarning
 
@@ -291,11 +290,8 @@ def _timestamp(kept: dict[str, bytes], refused: dict[str, str]) -> tuple:
     None; why a timestamp.txt could not be read, or ""). It may come from the student's side of the
     exchange, so anything that is not a time is only reported."""
     if "timestamp.txt" in kept:
+        when = nbgrader_execute.submission_time(kept["timestamp.txt"])
         text = kept["timestamp.txt"].decode("utf-8", errors="replace").strip()
-        try:
-            when = parse_utc(text)
-        except Exception:
-            when = None
         return (when, "") if when else (None, quoted(text[:40]) if text else "it is empty")
     if "timestamp.txt" in refused:
         return None, "it is not a plain file of under 1000 bytes"

@@ -86,6 +86,17 @@ def clean_log_records() -> None:
     logging.setLogRecordFactory(cleaned)
 
 
+def submission_time(data: bytes):
+    """The time a ``timestamp.txt`` states, as nbgrader's collect writes it, or None (it may come from
+    the student's side of the exchange: anything that is not a time is no time). Both graders read
+    it here."""
+    text = data.decode("utf-8", errors="replace").strip()
+    try:
+        return utils.parse_utc(text) if text else None
+    except Exception:
+        return None
+
+
 def submission_files_by_the_rule() -> None:
     """``nbgrader autograde`` reads a submission's other files by the course's one rule
     (``submitted.py``: no link at any depth, regular files only, a size cap), as ``course
@@ -112,13 +123,11 @@ def submission_files_by_the_rule() -> None:
         except submitted.Refused as exc:
             self.log.warning("%s: timestamp.txt not read (%s): no submission time, so no late penalty", dest_path, exc)
             return None
-        stamp = text.decode("utf-8", errors="replace").strip()
-        try:
-            return utils.parse_utc(stamp) if stamp else None
-        except (ValueError, OverflowError):
+        when = submission_time(text)
+        if when is None:
             self.log.warning("%s: timestamp.txt is not a time: recorded without a submission time, so no late "
                              "penalty", dest_path)
-            return None
+        return when
 
     def init_assignment(self, assignment_id: str, student_id: str) -> None:
         if not isinstance(self, Autograde):      # generate_assignment, feedback: the course's own files
