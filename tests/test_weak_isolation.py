@@ -34,7 +34,6 @@ import pytest
 
 from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.sandbox import acl
-from autograder.grader_side.sandbox.lifecycle import SESSION_GID
 from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import clone_course
 from test_isolation_modes import DENY_NAMESPACES, _python_view
@@ -42,6 +41,7 @@ from test_isolation_modes import DENY_NAMESPACES, _python_view
 pytestmark = pytest.mark.slow
 
 FIRST_UID, LAST_UID = 61000, 65000      # the sandbox's dedicated uids (lifecycle.BASE_UID + slot)
+OUTSIDER = 60500                        # a uid and group no sandbox uses: a session as the ACL tests see it
 
 DAEMON = '''
 import os as _os, time as _time
@@ -241,8 +241,6 @@ def test_what_a_notebook_leaves_in_the_shared_folders_is_gone_before_the_next(ta
     assert left == [], left
 
 
-@pytest.mark.skipif(Path(REPO).resolve().is_relative_to("/tmp"),
-                    reason="known gap: a kit checkout under /tmp stays readable to weak sessions (open)")
 def test_a_notebook_that_hunts_for_the_course_reads_none_of_it(ta_course):
     course, drop = ta_course
     a = Assignment("transformer-block", course)
@@ -291,9 +289,9 @@ def test_weak_isolation_grades_one_submission_and_refuses_a_class(ta_course):
     assert not list(drop.glob("ran-as-*"))
 
 
-def _as_session(*command: str) -> subprocess.CompletedProcess:
-    """``command`` run as a session is without namespaces: uid 61000, the sessions' group, no other."""
-    return subprocess.run(["setpriv", "--reuid", str(FIRST_UID), "--regid", str(SESSION_GID), "--clear-groups",
+def _as_session(*command: str, group: int = OUTSIDER) -> subprocess.CompletedProcess:
+    """``command`` run as a session is without namespaces: its own uid, its sessions' ``group``, no other."""
+    return subprocess.run(["setpriv", "--reuid", str(OUTSIDER), "--regid", str(group), "--clear-groups",
                            *command], capture_output=True, text=True, timeout=60)
 
 
@@ -302,17 +300,9 @@ def test_a_course_folder_holding_the_python_is_a_passage_denied_also_what_the_ru
     its group may only search it, every other entry is denied, and so is whatever the grader
     creates in it during the run (a default ACL); at the end nothing of it is left, not even on
     what was created."""
-    if os.geteuid() != 0 or not shutil.which("setpriv"):
-        pytest.skip("needs root and setpriv")
-    course = tmp_path / "course"
-    (course / ".venv" / "lib").mkdir(parents=True)
-    (course / ".venv" / "lib" / "os.py").write_text("# the Python\n")
-    (course / "solutions").mkdir()
-    (course / "solutions" / "reference.py").write_text("SECRET = 1\n")
-    (course / "nbgrader_config.py").write_text("# config\n")
-    _readable_by_others(course)
+    course = _course_holding_the_python(tmp_path)
     modes = {p: os.stat(p).st_mode for p in [course, *course.rglob("*")]}
-    denial = acl.Denial([str(course)], [str(course / ".venv")], SESSION_GID)
+    denial = acl.Denial([str(course)], [str(course / ".venv")], OUTSIDER)
     assert denial.apply() is None
     assert denial.passages == [str(course)]
     (course / "autograded" / "student").mkdir(parents=True)        # what the grader makes during the run
@@ -326,12 +316,86 @@ def test_a_course_folder_holding_the_python_is_a_passage_denied_also_what_the_ru
     assert _as_session("ls", str(course / "autograded")).returncode != 0
     assert subprocess.run(["cat", str(course / "autograded" / "student" / "build.ipynb")]).returncode == 0
     denial.undo()
+    _nothing_left(course, modes)
+    assert os.stat(course / "autograded" / "student" / "build.ipynb").st_mode & 0o777 == 0o644
+
+
+def _course_holding_the_python(tmp_path: Path) -> Path:
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("needs root and setpriv")
+    course = tmp_path / "course"
+    (course / ".venv" / "lib").mkdir(parents=True)
+    (course / ".venv" / "lib" / "os.py").write_text("# the Python\n")
+    (course / "solutions").mkdir()
+    (course / "solutions" / "reference.py").write_text("SECRET = 1\n")
+    (course / "nbgrader_config.py").write_text("# config\n")
+    _readable_by_others(course)
+    return course
+
+
+def _nothing_left(course: Path, modes: dict) -> None:
+    """No ACL and no mark of one on anything in ``course``, and every mode as it was."""
     for path in [course, *course.rglob("*")]:
         for attribute in os.listxattr(path):
-            assert not attribute.startswith("system.posix_acl"), (path, attribute)
+            assert not attribute.startswith(("system.posix_acl", "user.course_autograde")), (path, attribute)
         if path in modes:
             assert os.stat(path).st_mode == modes[path], path
-    assert os.stat(course / "autograded" / "student" / "build.ipynb").st_mode & 0o777 == 0o644
+
+
+@pytest.mark.parametrize("first_out", ["first in", "last in"])
+def test_two_graders_deny_one_course_to_their_own_groups_and_each_takes_back_only_its_own(tmp_path, first_out):
+    """Two graders on one machine hide the same folder (the kit's checkout) from their own sessions'
+    groups: the first to finish leaves the other's denial whole, and the last leaves nothing."""
+    course = _course_holding_the_python(tmp_path)
+    modes = {p: os.stat(p).st_mode for p in [course, *course.rglob("*")]}
+    one, two = (acl.Denial([str(course)], [str(course / ".venv")], gid) for gid in (OUTSIDER, OUTSIDER + 1))
+    assert one.apply() is None and two.apply() is None
+    (course / "autograded").mkdir()                     # made while both deny the course
+    (course / "autograded" / "build.ipynb").write_text("{}")
+    done, going_on = (one, two) if first_out == "first in" else (two, one)
+    done.undo()
+    for path in ("solutions/reference.py", "nbgrader_config.py", "autograded/build.ipynb"):
+        assert _as_session("cat", str(course / path), group=going_on.gid).returncode != 0, path
+        assert _as_session("cat", str(course / path), group=done.gid).returncode == 0, path
+    assert _as_session("ls", str(course), group=going_on.gid).returncode != 0
+    going_on.undo()
+    _nothing_left(course, modes)
+
+
+TWO_GRADERS = """
+import json, subprocess, sys
+from autograder.grader_side.sandbox import seccomp, syscalls
+syscalls.load_seccomp(seccomp.build(False, seccomp.NAMESPACES))     # as Docker's default profile does
+from autograder.grader_side.sandbox import Limits, Sandbox
+course = sys.argv[1]
+first, second = (Sandbox(Limits(timeout=10.0, memory_mb=512), preload=(), hide=[course], allow_weak_isolation=True)
+                 for _ in range(2))
+groups = [first.weak_group, second.weak_group]
+files = [first.isolation["files"], second.isolation["files"]]
+first.close()
+read = subprocess.run(["setpriv", "--reuid", str({outsider}), "--regid", str(second.weak_group), "--clear-groups",
+                       "cat", course + "/solutions/reference.py"], capture_output=True).returncode == 0
+second.close()
+print(json.dumps({{"groups": groups, "files": files, "second read it": read}}))
+"""
+
+
+def test_two_weak_graders_on_one_machine_run_their_sessions_in_groups_of_their_own(tmp_path):
+    """Each weak Sandbox denies its own sessions' group (numbered by the first uid it holds): the
+    first one to finish takes back only its own entries, and the other's sessions still read nothing."""
+    if not shutil.which("bwrap"):
+        pytest.skip("needs bubblewrap")
+    course = _course_holding_the_python(tmp_path)
+    modes = {p: os.stat(p).st_mode for p in [course, *course.rglob("*")]}
+    done = subprocess.run(["bwrap", *_python_view(), "--", sys.executable, "-c", TWO_GRADERS.format(outsider=OUTSIDER),
+                           str(course)], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    first, second = seen["groups"]
+    assert first != second and FIRST_UID <= min(first, second) and max(first, second) < LAST_UID
+    assert f"sessions' group ({first})" in seen["files"][0] and f"sessions' group ({second})" in seen["files"][1]
+    assert not seen["second read it"]
+    _nothing_left(course, modes)
 
 
 NOT_ROOT = """

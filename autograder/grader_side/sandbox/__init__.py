@@ -45,7 +45,7 @@ the plan the start-up probe found, or it refuses to run the notebook):
   cannot be found to be hidden. Sessions then get the rlimits, the system-call filter (where the
   container lets a process install one), the wall-clock kill and a private working folder under
   the real ``/tmp``. As root, also a dedicated uid ``61000 + slot`` in one group of their own
-  (``lifecycle.SESSION_GID``):
+  (``lifecycle.weak_group``: the gid of the Sandbox's first uid, so no two graders share it):
 
   - the grading Python must be readable to that uid, or the Sandbox stops with the reason (it
     never runs student code as root);

@@ -2,7 +2,7 @@
 
 Without namespaces (a container that refuses them) a session still runs as its dedicated uid
 when the grader is root, but it sees the machine's real files. Every such session runs in one
-group of its own (``lifecycle.SESSION_GID``), and the grader denies that group, for the whole run
+group of its own (``lifecycle.weak_group``), and the grader denies that group, for the whole run
 and before any session starts, the folders it must not read (the course, the hidden references,
 the submissions, the grader's home) with POSIX ACL entries for exactly that group: nobody else's
 access changes.
@@ -15,6 +15,11 @@ run (``autograded/``, the gradebook's journal, a results file), so a name guesse
 command line leads nowhere. A folder the group cannot search hides everything below it, also
 what is created there later. :class:`Denial` applies all of it and takes it all back at the end,
 including the entries files created during the run inherited.
+
+Two graders on one machine deny their own groups (``lifecycle.weak_group``), possibly the same
+folder (the kit's checkout): their entries stand side by side, each takes back only its own, and
+a default ACL a grader made is marked (``user.course_autograde.default_acl``) so whichever takes
+the last entry out removes it.
 
 The ACLs are written as the ``system.posix_acl_access`` and ``system.posix_acl_default``
 attributes (version 2: a header, then entries of tag, permissions and id, sorted by tag and id),
@@ -30,6 +35,7 @@ import struct
 
 _ACCESS = "system.posix_acl_access"
 _DEFAULT = "system.posix_acl_default"
+_MADE = "user.course_autograde.default_acl"     # set on a folder whose default ACL a grader made
 _VERSION = 2
 _USER_OBJ, _USER, _GROUP_OBJ, _GROUP, _MASK, _OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
 _UNDEFINED = 0xFFFFFFFF
@@ -128,6 +134,7 @@ class Denial:
             return False
         if not entries:
             self._made_default.add(path)
+            _mark(path)
             umask = _umask()
             user, group, other = (7 & ~(umask >> 6)), (7 & ~(umask >> 3)), (7 & ~umask)
             entries = [(_USER_OBJ, user, _UNDEFINED), (_GROUP_OBJ, group, _UNDEFINED), (_MASK, group, _UNDEFINED),
@@ -142,8 +149,9 @@ class Denial:
                 return
             kept = [e for e in entries if not (e[0] == _GROUP and e[2] == self.gid)]
             named = any(tag in (_USER, _GROUP) for tag, _, _ in kept)
-            if which == _DEFAULT and path in self._made_default and not named:
+            if which == _DEFAULT and not named and (path in self._made_default or _marked(path)):
                 os.removexattr(path, which, follow_symlinks=False)
+                _unmark(path)
             elif which == _ACCESS and not named and (path in self._made_mask or not _had_own_acl(entries, self.gid)):
                 group = next(p for tag, p, _ in kept if tag == _GROUP_OBJ)
                 group &= next((p for tag, p, _ in kept if tag == _MASK), 7)   # what the group had in effect
@@ -178,6 +186,29 @@ class Denial:
                 self._remove(path, _DEFAULT)
             self._made_mask.setdefault(path, 0)
             self._remove(path, _ACCESS)
+
+
+def _mark(path: str) -> None:
+    """Note on the folder that a grader made its default ACL, so whichever grader takes the last
+    entry out removes it (another grader on the machine may deny its own group the same folder)."""
+    try:
+        os.setxattr(path, _MADE, b"1", follow_symlinks=False)
+    except OSError:
+        pass      # no user attributes here: this Denial alone remembers it
+
+
+def _marked(path: str) -> bool:
+    try:
+        return os.getxattr(path, _MADE, follow_symlinks=False) == b"1"
+    except OSError:
+        return False
+
+
+def _unmark(path: str) -> None:
+    try:
+        os.removexattr(path, _MADE, follow_symlinks=False)
+    except OSError:
+        pass
 
 
 def _had_own_acl(entries, gid: int) -> bool:

@@ -240,7 +240,7 @@ class Sandbox:
         if not self.isolation.get("uid", "").startswith("dedicated"):
             self.isolation["files"] = "the grader's own: student code can read whatever the grader can"
             return
-        self._denial = acl.Denial(self.hide, [*view.python_paths(), self._home], lifecycle.SESSION_GID)
+        self._denial = acl.Denial(self.hide, [*view.python_paths(), self._home], self.weak_group)
         refused = self._denial.apply()
         if refused:
             raise SandboxError(f"student code could read {refused} here (its file system keeps no ACLs): make the "
@@ -249,7 +249,8 @@ class Sandbox:
         passages = "".join(f", {p} searchable only" for p in self._denial.passages)
         self.isolation["files"] = (
             f"the machine's own, except the course, its references, the submissions and the grader's home, denied "
-            f"to the sessions' group by ACL for the whole run ({len(self._denial.denied)} paths{passages}, "
+            f"to the sessions' group ({self.weak_group}) by ACL for the whole run ({len(self._denial.denied)} paths"
+            f"{passages}, "
             "and whatever is created in those during the run); the kit's packages come from a copy")
 
     def _launch(self, bwrap: str | None) -> None:
@@ -410,6 +411,12 @@ class Sandbox:
             return lifecycle.BASE_UID + self._physical(slot)
         return os.getuid()
 
+    @property
+    def weak_group(self) -> int:
+        """Without namespaces, as root: the group of every session of this Sandbox, and the one its
+        ACLs deny (``lifecycle.weak_group``: numbered by its first slot, which it alone holds)."""
+        return lifecycle.weak_group(self._physical(0))
+
     def _physical(self, slot: int) -> int:
         """The slot (uid) the sessions of the caller's ``slot`` use: claimed machine-wide on first use."""
         with self._sessions_lock:
@@ -443,11 +450,11 @@ class Sandbox:
         and so do the slots: False)."""
         if self._denial is None:
             return True
-        left = {uid: pids for uid in sorted(self._uids) if (pids := _end_processes_of(uid))}
+        left = {uid: pids for uid in sorted(self._uids) if (pids := _end_processes_of(uid, self.weak_group))}
         if left:
             note = (f"processes of the sessions' uids are still running ({left}): the course stays denied to "
-                    f"group {lifecycle.SESSION_GID} by ACL; end them (kill -9 -1 as each uid), then remove the "
-                    "entries (setfacl -R -x g:" + str(lifecycle.SESSION_GID) + ")")
+                    f"group {self.weak_group} by ACL; end them (kill -9 -1 as each uid), then remove the "
+                    f"entries (setfacl -R -x g:{self.weak_group})")
             self.events.append(note)
             log.warning("sandbox: %s", note)
             return False
@@ -462,7 +469,7 @@ class Sandbox:
         self.close()
 
 
-def _end_processes_of(uid: int) -> list[int]:
+def _end_processes_of(uid: int, gid: int) -> list[int]:
     """What is left of ``uid``'s processes after ``kill -KILL -1`` run as that uid (the zygote ends
     them on its way out; this covers a zygote that was killed instead)."""
     kill = shutil.which("kill", path="/usr/bin:/bin")
@@ -471,7 +478,7 @@ def _end_processes_of(uid: int) -> list[int]:
         if not left or kill is None:
             return left
         try:
-            subprocess.run([kill, "-KILL", "--", "-1"], user=uid, group=lifecycle.SESSION_GID, extra_groups=[],
+            subprocess.run([kill, "-KILL", "--", "-1"], user=uid, group=gid, extra_groups=[],
                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            timeout=5, check=False)
         except (OSError, subprocess.SubprocessError):

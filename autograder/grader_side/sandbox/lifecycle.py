@@ -8,7 +8,7 @@
                  the seccomp filter; then runs the notebook (cells.serve).
 
 Without namespaces (weak isolation) G is no PID 1 and what it starts may leave its process
-group: as root, G runs as its dedicated uid in the shared SESSION_GID, the grading Python must
+group: as root, G runs as its dedicated uid in its Sandbox's group (``weak_group``), the grading Python must
 be readable to it (``Refused`` otherwise: student code never runs as root), and ``sweep`` ends
 every process of that uid when the session ends and before the uid is used again.
 
@@ -35,7 +35,6 @@ import time
 from . import cells, syscalls, view
 
 BASE_UID = 61000
-SESSION_GID = BASE_UID - 1     # without namespaces: the one group of every session, denied the course (acl.py)
 _SWEEPS = 200                  # rounds of kill(-1) before a uid's processes are given up on
 _exit = os._exit
 
@@ -49,20 +48,28 @@ class Refused(SetupError):
     back to something weaker)."""
 
 
-def session_gid(uid: int, namespaces: bool) -> int:
-    """The group a session runs in: its own with namespaces, the shared SESSION_GID without (the
-    group every file the run hides is denied to, before any session starts)."""
-    return uid if namespaces else SESSION_GID
+def weak_group(first_slot: int) -> int:
+    """Without namespaces, the one group of every session of a Sandbox: the gid numbered as the uid
+    of its first slot, which it holds machine-wide for its whole life (host.claim_slot). Every file
+    the run hides is denied to this group before any session starts (acl.py); two graders on one
+    machine never share it, so one giving its ACLs back leaves the other's in force."""
+    return BASE_UID + first_slot
+
+
+def session_gid(uid: int, ctx: "Context") -> int:
+    """The group a session runs in: its own with namespaces, its Sandbox's ``weak_group`` without."""
+    return uid if ctx.namespaces else ctx.group
 
 
 class Context:
     """Everything a session needs, prepared by the zygote before forking."""
 
-    def __init__(self, limits: dict, handler, stdlib: str, namespaces: bool):
+    def __init__(self, limits: dict, handler, stdlib: str, namespaces: bool, group: int):
         self.limits = limits
         self.handler = handler
         self.stdlib = stdlib
         self.namespaces = namespaces   # the zygote runs in bubblewrap's view; sessions add their own
+        self.group = group             # without namespaces: the sessions' group (weak_group)
         self.seccomp: bytes | None = None
         self.plan: dict | None = None
 
@@ -204,7 +211,7 @@ def isolate(ctx: Context, plan: dict, slot: int, probe: bool, workdir: str | Non
             plan["ipc_limits"] = _step(probe, "limiting SysV IPC", _ipc_limits, lim["shm_mb"])
         if probe:
             info["loopback"] = _loopback()
-    gid = session_gid(uid, ctx.namespaces)
+    gid = session_gid(uid, ctx)
     if probe and plan["dedicated"]:
         _check_python_readable(uid, gid, ctx.stdlib)
     _set_limits(lim, plan, vmsize)
@@ -356,7 +363,7 @@ def remove_files_of(uid: int) -> None:
                 stack.append(entry.path)
 
 
-def sweep(uid: int) -> None:
+def sweep(uid: int, gid: int) -> None:
     """Body of a process forked to end every process of ``uid``. Never returns.
 
     It becomes ``uid`` entirely, so ``kill(-1, SIGKILL)`` reaches exactly that uid's processes,
@@ -364,7 +371,7 @@ def sweep(uid: int) -> None:
     between a listing and a kill), then checks /proc; bounded. Exit status 0: none is left."""
     try:
         _reset_signals()
-        syscalls.drop_uid(uid, SESSION_GID)
+        syscalls.drop_uid(uid, gid)
         for _ in range(_SWEEPS):
             try:
                 os.kill(-1, signal.SIGKILL)

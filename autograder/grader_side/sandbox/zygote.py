@@ -121,7 +121,7 @@ class Zygote:
             except OSError:
                 return False
             if pid == 0:
-                lifecycle.sweep(uid)
+                lifecycle.sweep(uid, self.ctx.group)
             while True:
                 try:
                     os.waitpid(pid, 0)
@@ -187,7 +187,7 @@ class Zygote:
                 assert plan is not None   # probe() fixes the plan before any session is spawned
                 workdir = tempfile.mkdtemp(prefix="autograder-session-")
                 if plan["dedicated"]:
-                    os.chown(workdir, uid, lifecycle.SESSION_GID)
+                    os.chown(workdir, uid, self.ctx.group)
             pid = os.fork()
         except OSError as e:
             for fd in (r, w, pr, pw):
@@ -460,7 +460,9 @@ def main() -> int:
             handler = resolve_handler(cfg["handler"])
         except Exception as e:
             raise RuntimeError(f"could not load the handler {cfg['handler']!r} ({type(e).__name__}: {e})") from None
-        ctx = lifecycle.Context(cfg["limits"], handler, sysconfig.get_paths()["stdlib"], cfg["namespaces"])
+        probe_slot = int(cfg.get("probe_slot", 0))
+        ctx = lifecycle.Context(cfg["limits"], handler, sysconfig.get_paths()["stdlib"], cfg["namespaces"],
+                                lifecycle.weak_group(probe_slot))
         try:
             ctx.seccomp = seccomp.build(deny_sysv_ipc=True)
         except OSError as e:
@@ -470,7 +472,7 @@ def main() -> int:
         gc.freeze()                 # keep the forked children from copying the heap on every GC pass
         # Its heap in huge pages: forking a session, and ending one, then cost about 13 ms less.
         syscalls.collapse_anonymous_memory()
-        zygote = Zygote(ctl, ctx, int(cfg.get("probe_slot", 0)))
+        zygote = Zygote(ctl, ctx, probe_slot)
     except Exception as e:
         _send(ctl, {"error": str(e)})
         return 1
