@@ -392,20 +392,43 @@ q7_modern_default = "pre-norm"
 # algebra.*
 #
 # <!-- BEGIN MARK SCHEME -->
-# **C8 rubric (for TAs: formgrader shows it, the students' notebooks do not have it).** Up to one
-# point for each of the four elements below. Wording is free: an element stated in other words
-# counts.
+# **C8 rubric (for TAs: formgrader shows it, the students' notebooks do not have it).** Four
+# elements, one idea each, worth 1 point each. An element earns its point or nothing: there are no
+# half points. Score each element on its own, wherever in the answer it appears and in whatever
+# words; a mistake that belongs to one element costs that element only.
 #
-# | element | points |
-# |---|---|
-# | **Algebra.** Without $\phi$ the MLP is $W_2(W_1 x + b_1) + b_2 = (W_2 W_1)\,x + (W_2 b_1 + b_2)$, written out or in words. | 1 |
-# | **One affine map.** That is a single affine map $x \mapsto Wx + b$, with $W = W_2 W_1$ and $b = W_2 b_1 + b_2$: the wide hidden layer adds nothing ($W_2 W_1$ is one $d \times d$ matrix). | 1 |
-# | **Stacking.** A composition of affine maps is affine, so any number of such layers (residual additions included) is no more expressive than one: depth buys nothing. | 1 |
-# | **Why it matters.** An affine map cannot represent what the model needs (thresholds, "if this and that" interactions, a next-token distribution that depends on the context in complicated ways); $\phi$ between $W_1$ and $W_2$ is what prevents the collapse. | 1 |
+# | element | points | earns it | does not earn it |
+# |---|---|---|---|
+# | **Algebra.** The line of algebra for one MLP without $\phi$. | 1 | A correct expansion in which the product $W_2 W_1$ acts on $x$ and the rest is a constant: $W_2(W_1 x + b_1) + b_2 = (W_2 W_1)\,x + (W_2 b_1 + b_2)$. Leaving the biases out, or writing the constant as $c$, is fine. | Words only ("it becomes linear"); the matrices in the wrong order ($W_1 W_2$); a sign or a term lost that changes the result. |
+# | **One affine map.** What the algebra means for one MLP. | 1 | Says the MLP is then a single affine (or "linear plus a constant") map $x \mapsto Wx + b$, the same as one layer: the wide hidden layer adds nothing, since $W_2 W_1$ is just one $d \times d$ matrix. | Calling the whole network "linear" without saying that one MLP reduces to one map; the algebra alone, with no statement of what it shows. |
+# | **Stacking.** What it means for many layers. | 1 | Says a composition of affine maps is affine, so any number of such layers (with the residual additions between them or without) is no more expressive than one: depth buys nothing. | "More layers do not help" with no reason; a statement about one MLP only. |
+# | **Why it matters.** What an affine map cannot do. | 1 | Names a concrete thing an affine map cannot do that a model needs: a threshold or switch (a unit on for some inputs, off for others), an interaction such as "this and that" (AND, XOR), an output that is not proportional to changes of the input. That $\phi$ between $W_1$ and $W_2$ is what prevents the collapse may be said or left implicit. | "A nonlinearity makes the network more powerful" or "linear models are too simple", with no concrete limit. |
 #
-# Give half a point for an element that is there but imprecise (for example "it becomes linear",
-# with no word on the bias). No point is lost for leaving out that softmax and the norms are
-# nonlinear too; an answer that says so, and that they only mix tokens or rescale vectors, is right.
-# An answer that only says "without $\phi$ the network is linear", with no algebra and no reason,
-# earns 1 point at most.
+# Not scored either way: an answer may add that softmax and the norms are nonlinear too, and that
+# they only decide how much of each token to mix in or rescale whole vectors; that is right and
+# loses nothing, and leaving it out loses nothing either.
+#
+# **Anchor answers.** Three answers scored with the elements above, to calibrate on before grading.
+#
+# *Anchor full, 4 of 4.*
+# > Without $\phi$, $\mathrm{MLP}(x) = W_2(W_1 x + b_1) + b_2 = W_2 W_1 x + (W_2 b_1 + b_2)$. That is
+# > one affine map $Wx + b$ with $W = W_2 W_1$, so the $4d$-wide hidden layer could be replaced by a
+# > single $d \times d$ matrix. Stacking such layers gives affine maps of affine maps, which is again
+# > affine, so a deep network would be no better than one layer. An affine map cannot compute "fire
+# > only when both features are present" (an AND): its output just moves in proportion to its
+# > input. $\phi$ is what lets the network do such things.
+#
+# *Anchor half, 2 of 4.*
+# > If you remove $\phi$ the MLP is $W_2 W_1 x + W_2 b_1 + b_2$. So the network becomes linear,
+# > and adding more layers does not help, because linear maps of linear maps are linear.
+#
+# *Anchor little, 1 of 4.*
+# > Without the nonlinearity the network would just be linear, and a linear network could not
+# > even learn XOR, let alone language.
+#
+# | anchor | Algebra | One affine map | Stacking | Why it matters | total |
+# |---|---|---|---|---|---|
+# | full · every element, each in its own sentence | 1 | 1 | 1 | 1 | 4 |
+# | half · the line and the composition argument; "the network becomes linear" does not say that one MLP is one map, and nothing says what an affine map cannot do | 1 | 0 | 1 | 0 | 2 |
+# | little · a concrete limit (XOR); no algebra, no statement about one MLP, and "linear" for the stack with no reason | 0 | 0 | 0 | 1 | 1 |
 # <!-- END MARK SCHEME -->
