@@ -393,7 +393,7 @@ class PostNormBlock(PreNormBlock):
 # %% md
 # ## B8 · Counting the parameters of a whole model (10 points)
 #
-# A decoder-only model is a token table, maybe a learned position table, $N$ pre-norm blocks, a
+# A decoder-only model is a token table, maybe a learned position table, $N$ blocks, a
 # final norm, and an unembedding that maps each final vector to one logit per vocabulary entry.
 # `count_parameters(config)` counts them exactly. A config is a dict with these keys:
 #

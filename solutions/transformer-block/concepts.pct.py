@@ -231,8 +231,10 @@ q3_most_weights = "MLP"
 # > - `q4_ratio`: MLP weights divided by attention weights for $d = 8$, as a number (you may compute
 # >   it with your two functions).
 # >
-# > No biases in either count. **Checked:** $d = 8$ gives 256 and 512, and $d = 4$ gives 64 and 128
-# > (visible); other widths, with and without `d_ff` (hidden); `q4_ratio` (hidden).
+# > No biases in either count. Try your functions on the notes' worked example first:
+# > `attention_weights(16)` is 1024, `mlp_weights(16, d_ff=48)` is 1536 and `mlp_weights(16, d_ff=16)`
+# > is 512. **Checked:** both counts at two small widths (visible); other widths, with and without
+# > `d_ff` (hidden); `q4_ratio` (hidden).
 
 # %% solution id=C4_code
 def attention_weights(d):
