@@ -218,3 +218,56 @@ def test_no_prose_ties_a_model_or_an_era_to_a_norm_placement():
     assert len(c7_given_away(old)) == 3
     for where, text in _prose().items():
         assert not c7_given_away(text), f"{where} gives away C7: {c7_given_away(text)}"
+
+
+# ---- week 5's notes agree with its questions and with the lesson ----------------------------------
+
+WEEK5_NOTES = (REPO / "solutions" / "inside-the-block" / "notes" / "inside-the-block.md").read_text()
+
+
+def _section(text: str, name: str) -> str:
+    start = text.index(f"\n## {name}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start:end if end > 0 else None]
+
+
+TRANSPORT = r"\b(carried|carries|carry|moved|moves|brought|brings|copied|copies)\b"
+HEDGE = r"\b(suggests?|may|might|whether|does not|do not|cannot|only an intervention|if)\b"
+
+
+def causal_claims(text: str) -> list[str]:
+    """Sentences that say a part of the model moved the answer, without a hedge: what B6 teaches
+    students the lens alone cannot show."""
+    return [s for s in _sentences(text) if re.search(TRANSPORT, s, re.I)
+            and re.search(r"\b(attention|blocks?|heads?|mlp)\b", s, re.I) and not re.search(HEDGE, s, re.I)]
+
+
+def test_week5s_notes_draw_no_causal_conclusion_from_the_lens():
+    assert causal_claims("After block 1 the guess is often wrong; from block 2 on, attention has carried "
+                         "the answer across.")   # what the notes used to say
+    lens = _section(WEEK5_NOTES, "lens")
+    assert not causal_claims(lens), causal_claims(lens)
+    flat = " ".join(lens.split())
+    assert "a correlation" in flat and "knock" in flat and "only an intervention tests them" in flat
+
+
+def test_week5s_superposition_example_is_reconciled_with_the_lessons_six_or_more():
+    """The lesson says that with a small threshold six or more features interfere; the notes' example
+    packs eight cleanly at b = -0.75. The notes say why both hold, with numbers the reference agrees
+    with (one feature on, b the bias)."""
+    import importlib.util
+
+    path = REPO / "solutions" / "inside-the-block" / "grading" / "reference" / "superposition.py"
+    spec = importlib.util.spec_from_file_location("week5_superposition_reference", path)
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    flat = " ".join(_section(WEEK5_NOTES, "superposition").split())
+    claims = {"At $b = -0.3$, five features 72° apart are already too close": [(5, True), (4, False)],
+              "At $b = -0.75$, eight fit": [(8, False), (9, True)]}
+    for claim, cases in claims.items():
+        assert claim in flat, claim
+        b = float(re.search(r"\$b = (-[\d.]+)\$", claim).group(1))
+        for n, interferes in cases:
+            assert ref.interferes(n, [0], b) is interferes, (n, b)
+    assert "six or more" in flat and "the example cuts deeper" in flat
+    assert "Eight features 45° apart, $b = -0.75$" in flat
