@@ -471,29 +471,50 @@ except NotImplementedError:
 # distribution, and the training loss depends on those probabilities, not on the arg max alone. The
 # observation also covers one prompt at one position, while block 4 is shared by every position of
 # every prompt: other prompts may need it to settle at all. That the final head already decodes the
-# answer from what block 3 leaves in the stream says what that readout can see, not that block 4
-# adds nothing (it may strengthen the same direction, or write what the head does not read at this
-# position). To test the claim, remove block 4 (or zero its two output layers) and compare the loss
-# and the accuracy of the model with and without it over many prompts and positions.
+# answer from what block 3 leaves in the stream, with block 4 still part of the model, is a
+# correlation: it says what that readout can see, not what the model would do without block 4 (which
+# may strengthen the same direction, or write what the head does not read at this position). A claim
+# about removing a block needs an intervention: remove block 4 (or zero its two output layers) and
+# compare the loss and the accuracy of the model with and without it over many prompts and positions.
 # ### END SOLUTION
 
 # %% md id=B6_rubric
 # *B6 is graded by hand, out of 4 points, by a TA who reads your explanation.*
 #
 # <!-- BEGIN MARK SCHEME -->
-# **B6 rubric (for TAs: formgrader shows it, the students' notebooks do not have it).** Up to one
-# point for each of the four elements below. Wording is free: an element stated in other words
-# counts.
+# **B6 rubric (for TAs: formgrader shows it, the students' notebooks do not have it).** Four
+# elements, one idea each, worth 1 point each. An element earns its point or nothing: there are no
+# half points. Score each element on its own, wherever in the answer it appears and in whatever
+# words.
 #
-# | element | points |
-# |---|---|
-# | **The arg max is not the output.** The lens shows the top guess only; block 4 can still change the logits (the probability of the right token, the rest of the distribution), and the loss depends on the probabilities. | 1 |
-# | **One prompt is not the model.** Block 4 works at every position of every prompt; other prompts or positions may settle only at block 4, so one example cannot show that it is idle. | 1 |
-# | **What settling means.** The guess settling at block 3 says the final head can already decode the answer from that stream, which is a fact about the readout, not proof that block 4 adds nothing (it may reinforce the answer or write what the head ignores here). | 1 |
-# | **How to test it.** An ablation: remove block 4 (or zero its output layers) and compare loss or accuracy with and without it over many prompts and positions. | 1 |
+# | element | points | earns it | does not earn it |
+# |---|---|---|---|
+# | **The guess is not the output.** What the lens row shows at this one position. | 1 | Says the lens shows only the top guess, and that block 4 can still change the logits behind it: how probable the right token is, or the rest of the distribution; the loss (or the model's confidence) depends on those probabilities. | "Block 4 might still do something" with no word of what it could change; a claim that block 4 changes the guess here (the lens shows it does not). |
+# | **One prompt is not the model.** How far one example reaches. | 1 | Says one prompt (or one position) cannot show what block 4 does in general: the block runs at every position of every prompt, and other inputs may settle only at block 4. "Try more prompts" counts. | A general "the evidence is weak" that names neither the single prompt nor other inputs. |
+# | **Reading is not removing.** Why the lens cannot settle the claim. | 1 | Says the lens reads the stream of the whole model, block 4 still in place: it shows what the final head can decode after block 3, a correlation, not what the model would output if block 4 were gone. A claim about removing a block is causal, and only an intervention tests it. The final norm and unembedding were trained on the last block's output, so they read earlier streams only approximately: saying so also earns this element. | A knockout described with no reason why the lens cannot answer the question (that earns the next element only); "the lens might be wrong" with no reason. |
+# | **A knockout test.** How to test the claim. | 1 | Describes an intervention and a measure: skip block 4 (or zero its two output layers, `proj` and `fc2`), run the model with and without it, and compare the loss, the accuracy or the probability of the right token. | Running the lens (or the unchanged model) on more prompts: that still only observes; "test it" with no procedure. |
 #
-# Give half a point for an element that is there but vague (for example "block 4 might still do
-# something"). An answer that only restates that the guess did not change earns 0. Mentioning
-# that the final norm was trained on the last block's output, and so reads earlier streams only
-# approximately, is right and may stand in for the third element.
+# **Anchor answers.** Three answers scored with the elements above, to calibrate on before grading.
+#
+# *Anchor full, 4 of 4.*
+# > The lens only shows which token is on top after each block. Block 4 can still make the model
+# > more or less sure of that token, and the loss depends on that probability. It was also a single
+# > prompt: block 4 runs on every prompt and position, and other prompts may settle only there.
+# > Seeing the answer early shows what can be read from the stream while block 4 is still part of
+# > the model, not what the model would do without it. To test it, run the model with block 4
+# > skipped and compare its loss and accuracy with the full model's over a few hundred prompts.
+#
+# *Anchor half, 2 of 4.*
+# > The guess not changing doesn't mean block 4 does nothing: it could still raise the probability
+# > of the right token. To check, delete block 4 and see whether the loss goes up.
+#
+# *Anchor little, 1 of 4.*
+# > The lens could be misleading and block 4 might still be doing something. You should look at
+# > more prompts to be sure.
+#
+# | anchor | The guess is not the output | One prompt is not the model | Reading is not removing | A knockout test | total |
+# |---|---|---|---|---|---|
+# | full · every element, each in its own sentence | 1 | 1 | 1 | 1 | 4 |
+# | half · the probability behind the guess, and a knockout with a measure; no word of other prompts, and no reason why the lens cannot answer | 1 | 0 | 0 | 1 | 2 |
+# | little · "more prompts" names the one-prompt problem; "block 4 might still do something" says nothing it could change, "misleading" gives no reason, and looking at more prompts is no intervention | 0 | 1 | 0 | 0 | 1 |
 # <!-- END MARK SCHEME -->
