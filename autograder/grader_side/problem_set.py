@@ -29,7 +29,7 @@ from autograder.student_side import checks as toolkit
 from autograder.student_side.checks import Check
 
 # The runtime modules a set's visible checks may import relatively (``from ..student import ...``).
-RUNTIME = ("callables", "notebook", "server", "student", "wire")
+RUNTIME = ("callables", "notebook", "numbers", "server", "student", "wire")
 
 
 class ProblemSetError(ValueError):
