@@ -18,7 +18,8 @@
 #   check and runs only when your notebook is graded, on inputs you do not see.
 # - Leave the check cells where they are, unedited.
 # - Counts are Python `int`s. An approximate number may be rounded as the TODO box allows, and
-#   may be an `int`, a `float` or a short string such as `"3.5e9"`.
+#   may be an `int`, a `float` or a short string that states one number (`"3.5e9"`,
+#   `"3,500,000,000"`, `"3.5 billion"`); the hidden check cell echoes the number it read.
 #
 # 32 points, all graded automatically (C1 to C4).
 
@@ -166,10 +167,14 @@ c2_double_N = 2
 # > - `layer_weights(d)`: the weights of one layer as counted above, an `int`;
 # > - `model_weights(d, n_layers, vocab_size)`: $N$ layers plus the two $V \times d$ tables, an `int`;
 # > - `c3_double_d`: how many times larger a layer gets when $d$ doubles, as a number;
-# > - `c3_layer_4096`: about how many weights one layer of width $d = 4096$ holds, as a plain count
-# >   (not in millions), within 2%;
-# > - `c3_estimate_7b`: the estimate for $d = 4096$, 32 layers and a vocabulary of 32,000 tokens,
-# >   as a plain count, within 2%. Week 4 counted this model exactly: 6,738,415,616.
+# > - `c3_layer_4096`: about how many weights one layer of width $d = 4096$ holds, within 1%;
+# > - `c3_estimate_7b`: the rule's estimate for $d = 4096$, 32 layers and a vocabulary of 32,000
+# >   tokens, within 0.3% (two significant figures are close enough; week 4's exact count of
+# >   Llama 2 7B answers a different question, and is not accepted here).
+# >
+# > Give each count as a number of weights: `201326592`, `2.01e8`, or a string such as
+# > `"201,326,592"`, `"2.01 x 10^8"` or `"201 million"`. The check cell below echoes the number it
+# > read from your answer; if it cannot read exactly one number, a TA reads your text instead.
 # >
 # > **Checked:** `layer_weights` of 4 and 8 is 192 and 768, and `model_weights(8, 2, 10)` is 1696
 # > (visible); other widths, depths and vocabularies (hidden); the three numbers (hidden).
@@ -193,8 +198,8 @@ def model_weights(d, n_layers, vocab_size):
 
 # Your answers, in this form:
 # c3_double_d = ...     # a number
-# c3_layer_4096 = ...   # a number, within 2%
-# c3_estimate_7b = ...  # a number, within 2%
+# c3_layer_4096 = ...   # a number, within 1%
+# c3_estimate_7b = ...  # a number, within 0.3%
 ### BEGIN SOLUTION
 c3_double_d = layer_weights(2 * 64) / layer_weights(64)
 c3_layer_4096 = 2.0e8
@@ -219,8 +224,13 @@ c3_estimate_7b = model_weights(4096, 32, 32000)
 # >
 # > - `weights_memory_gb(n_params, bits=16)`: the GB that `n_params` weights take at `bits` bits
 # >   each, as a `float`;
-# > - `c4_7b_gb`: about how many GB a model of 7 billion weights takes at 16 bits, within 2%;
-# > - `c4_70b_4bit_gb`: about how many GB a model of 70 billion weights takes at 4 bits, within 2%.
+# > - `c4_7b_gb`: about how many GB a model of 7 billion weights takes at 16 bits, within 1%. For
+# >   "7 billion" you may take $7 \times 10^9$ itself, your C3 estimate, or week 4's exact count of
+# >   Llama 2 7B: each is accepted;
+# > - `c4_70b_4bit_gb`: about how many GB a model of 70 billion weights takes at 4 bits, within 1%.
+# >
+# > A number, or a string such as `"14 GB"`. The unit is GB ($10^9$ bytes): an answer in GiB, MB or
+# > bits is not converted, and loses the point.
 # >
 # > **Checked:** `weights_memory_gb(1e9)` is 2.0 and `weights_memory_gb(1e9, bits=32)` is 4.0
 # > (visible); other sizes and bit widths (hidden); the two numbers (hidden).
@@ -234,8 +244,8 @@ def weights_memory_gb(n_params, bits=16):
 
 
 # Your answers, in this form:
-# c4_7b_gb = ...        # a number, within 2%
-# c4_70b_4bit_gb = ...  # a number, within 2%
+# c4_7b_gb = ...        # a number of GB, within 1%
+# c4_70b_4bit_gb = ...  # a number of GB, within 1%
 ### BEGIN SOLUTION
 c4_7b_gb = weights_memory_gb(7e9)
 c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)

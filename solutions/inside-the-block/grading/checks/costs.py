@@ -2,6 +2,7 @@
 import math
 
 from autograder.student_side.checks import as_count, as_number, check, expect
+from autograder.student_side.numbers import GB, shown
 
 from ..reference import costs as ref
 
@@ -11,10 +12,16 @@ def _expect_exact(student, name: str, value, want: float, why: str) -> None:
     expect(math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12), f"{name}: that is not the factor; {why}")
 
 
-def _expect_about(student, name: str, want: float, why: str) -> None:
-    got = as_number(student.value(name), name)
-    expect(math.isclose(got, want, rel_tol=ref.APPROX_RTOL),
-           f"{name} is not within {ref.APPROX_RTOL:.0%} of the estimate; {why}")
+def _expect_about(student, name: str, why: str, unit=None) -> None:
+    """``name`` lies in its window (``reference.costs.WINDOWS``); an answer off by exactly a scale
+    (in millions, in bytes) is told so, any other wrong one only ``why``."""
+    got = as_number(student.value(name), name, unit)
+    window = ref.WINDOWS[name]
+    if window.holds(got):
+        return
+    scale = next((said for factor, said in ref.SCALES.items() if window.holds(got * factor)), None)
+    expect(False, f"{name}: {shown(got)} is the right number {scale}; give it as {'GB' if unit else 'a plain count'}"
+           if scale else f"{name}: {shown(got)} is not it; {why}")
 
 
 # ---- C2 ----------------------------------------------------------------------------------------
@@ -62,15 +69,14 @@ def test_C3_double_d(student):
 
 @check("C3", points=1, hidden=True, says="c3_layer_4096: about how many weights one layer of width 4096 holds")
 def test_C3_layer_4096(student):
-    _expect_about(student, "c3_layer_4096", ref.LAYER_4096, "give the count itself (not in millions), from the "
-                                                            "per-layer rule")
+    _expect_about(student, "c3_layer_4096", "apply the per-layer rule at d = 4096")
 
 
 @check("C3", points=2, hidden=True,
        says="c3_estimate_7b: the rule's estimate for d=4096, 32 layers and 32,000 tokens, tables included")
 def test_C3_estimate_7b(student):
-    _expect_about(student, "c3_estimate_7b", ref.ESTIMATE_7B, "give the count itself (not in billions): the layers "
-                                                              "plus the token table and the unembedding")
+    _expect_about(student, "c3_estimate_7b", "the rule's estimate (not another model's count): 32 layers, "
+                                             "plus the token table and the unembedding")
 
 
 # ---- C4 ----------------------------------------------------------------------------------------
@@ -87,9 +93,9 @@ def test_C4_memory(student):
 
 @check("C4", points=1, hidden=True, says="c4_7b_gb: the gigabytes 7 billion weights take at 16 bits")
 def test_C4_7b(student):
-    _expect_about(student, "c4_7b_gb", ref.MEMORY_7B_GB, "bytes per weight times weights, in units of 10^9 bytes")
+    _expect_about(student, "c4_7b_gb", "bytes per weight times weights, in units of 10^9 bytes", GB)
 
 
 @check("C4", points=1, hidden=True, says="c4_70b_4bit_gb: the gigabytes 70 billion weights take at 4 bits")
 def test_C4_70b_4bit(student):
-    _expect_about(student, "c4_70b_4bit_gb", ref.MEMORY_70B_4BIT_GB, "a 4-bit weight is half a byte")
+    _expect_about(student, "c4_70b_4bit_gb", "a 4-bit weight is half a byte", GB)

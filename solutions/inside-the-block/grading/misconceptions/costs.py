@@ -135,6 +135,22 @@ c3_estimate_7b = 6.7
 ''',
     ),
     wrong(
+        "C3-exact-count-copied",
+        "Gives week 4's exact count of Llama 2 7B where the rule's own estimate is asked for.",
+        "The estimate is what model_weights gives for d = 4096, 32 layers and 32,000 tokens; Llama 2's gated MLP "
+        "and norms make its exact count differ.",
+        "C3_code",
+        _LAYER + "\n\nc3_estimate_7b = \"6,738,415,616\"\n",
+    ),
+    wrong(
+        "C3-one-table",
+        "Counts one V x d table, as if the unembedding were tied to the token table, where the question's model "
+        "has two.",
+        "The estimate counts the token embedding and an untied unembedding: two V x d tables.",
+        "C3_code",
+        _LAYER + "\n\nc3_estimate_7b = 32 * layer_weights(4096) + 32000 * 4096\n",
+    ),
+    wrong(
         "C3-float-counts",
         "Counts with floats (d ** 2.0), so layer_weights returns a float instead of an int.",
         "A count of weights is an int: keep to integer arithmetic.",
@@ -162,6 +178,20 @@ c3_estimate_7b = 6.7
         "Read the unit in the TODO box: a GB here is 10^9 bytes.",
         "C4_code",
         changed(_MEMORY, "return n_params * bits / 8 / 1e9", "return n_params * bits / 8 / 2 ** 30"),
+    ),
+    wrong(
+        "C4-gibibyte-number",
+        "Gives the 7B model's size in GiB (2^30 bytes), about 13.04, where GB (10^9 bytes) are asked for.",
+        "Read the unit in the TODO box: a GB here is 10^9 bytes, and a GiB is about 7% more.",
+        "C4_code",
+        _MEMORY.replace("c4_7b_gb = weights_memory_gb(7e9)", "c4_7b_gb = 7e9 * 2 / 2 ** 30"),
+    ),
+    wrong(
+        "C4-gibibyte-unit",
+        "Writes the 7B model's size with GiB as its unit where the question asks for GB.",
+        "Give the number in GB (10^9 bytes), the unit the TODO box names.",
+        "C4_code",
+        _MEMORY.replace("c4_7b_gb = weights_memory_gb(7e9)", "c4_7b_gb = \"13.04 GiB\""),
     ),
     wrong(
         "C4-quantized-at-16-bits",
@@ -225,6 +255,18 @@ c3_double_d = layer_weights(2) / layer_weights(1)
 c3_layer_4096 = 201_326_592
 c3_estimate_7b = "6.70e9, close to the exact 6.74e9"
 '''),
+    variant("C3-counts-as-written", "C3_code", _LAYER + '''
+
+c3_double_d = "4x"
+c3_layer_4096 = "201,326,592"
+c3_estimate_7b = "about 6.7 billion"
+'''),
+    variant("C3-counts-typeset", "C3_code", _LAYER + '''
+
+c3_double_d = "4 times"
+c3_layer_4096 = "2.01 × 10⁸"
+c3_estimate_7b = "6 704 594 944"
+'''),
     variant("C4-bytes-first", "C4_code", '''
 def weights_memory_gb(n_params, bits=16):
     bytes_per_weight = bits / 8
@@ -242,4 +284,9 @@ def weights_memory_gb(n_params, bits=16):
 c4_7b_gb = 14.0
 c4_70b_4bit_gb = 35
 '''),
+    variant("C4-exact-count-and-units", "C4_code", _MEMORY.replace("c4_7b_gb = weights_memory_gb(7e9)",
+                                                                  "c4_7b_gb = \"about 13.5 GB\"")
+            .replace("c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)", "c4_70b_4bit_gb = \"35GB\"")),
+    variant("C4-own-estimate", "C4_code", _MEMORY.replace("c4_7b_gb = weights_memory_gb(7e9)",
+                                                         "c4_7b_gb = weights_memory_gb(6_704_594_944)")),
 ]

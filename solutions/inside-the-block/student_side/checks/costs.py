@@ -2,11 +2,13 @@
 layer and of a model (C3), and the memory the weights take (C4)."""
 import numpy as np
 
+from ..numbers import GB
 from . import as_count, as_number, check, expect
 
 # The form each answer variable must have to be graded (the TODO boxes say it).
-FORMS = {name: (lambda v, name=name: as_number(v, name)) for name in (
-    "c2_double_T", "c2_double_N", "c3_double_d", "c3_layer_4096", "c3_estimate_7b", "c4_7b_gb", "c4_70b_4bit_gb")}
+FORMS = {name: (lambda v, name=name, unit=(GB if name.startswith("c4_") else None): as_number(v, name, unit))
+         for name in ("c2_double_T", "c2_double_N", "c3_double_d", "c3_layer_4096", "c3_estimate_7b", "c4_7b_gb",
+                      "c4_70b_4bit_gb")}
 
 
 @check("C2", points=2, hidden=False,
