@@ -139,3 +139,125 @@ def test_a_notebook_over_a_cap_scores_0_in_both_graders_and_its_classmate_does_n
 def _scores(root, assignment: str) -> dict[str, float]:
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         return {s.student.id: s.score for s in gb.assignment_submissions(assignment)}
+
+
+# ---- a graded cell's nbgrader metadata, corrupted ---------------------------------------------------
+
+def _meta(grade_id: str, change):
+    """A corruption of the cell ``grade_id``'s metadata (of the notebook that has it) by ``change``."""
+    def corrupt(nb) -> None:
+        for cell in nb.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id:
+                change(cell)
+    return corrupt
+
+
+def _set(**values):
+    return lambda cell: cell.metadata.nbgrader.update(values)
+
+
+def _swap_type(cell) -> None:
+    if cell.cell_type == "code":
+        cell.cell_type = "markdown"
+        cell.pop("outputs", None), cell.pop("execution_count", None)
+    else:
+        cell.update(cell_type="code", outputs=[], execution_count=None)
+
+
+TEST, ANSWER, MANUAL = "B1_random_affine", "B1_code", "C8_answer"   # a check cell, B1's answer, C8's (by hand)
+# student -> a corruption of one cell's nbgrader metadata. The right score is the honest student's in
+# every case: the course's checks decide the points, and the course's cells are the course's (nbgrader's
+# OverwriteCells puts a cell's type, points and checksum back from the source), whatever the metadata says.
+CORRUPTED = {
+    "test_meta_deleted": _meta(TEST, lambda c: c.metadata.pop("nbgrader")),
+    "answer_meta_deleted": _meta(ANSWER, lambda c: c.metadata.pop("nbgrader")),
+    "manual_meta_deleted": _meta(MANUAL, lambda c: c.metadata.pop("nbgrader")),
+    "test_meta_null": _meta(TEST, lambda c: c.metadata.update(nbgrader=None)),
+    "answer_meta_a_list": _meta(ANSWER, lambda c: c.metadata.update(nbgrader=[1])),
+    "answer_metadata_a_string": _meta(ANSWER, lambda c: c.update(metadata="x")),
+    "test_id_changed": _meta(TEST, _set(grade_id="B1_mine")),
+    "test_id_emptied": _meta(TEST, _set(grade_id="")),
+    "test_id_a_number": _meta(TEST, _set(grade_id=7)),
+    "test_id_another_tests": _meta(TEST, _set(grade_id="B1_near_constant")),
+    "answer_id_changed": _meta(ANSWER, _set(grade_id="B1_mine")),
+    "answer_id_a_list": _meta(ANSWER, _set(grade_id=[ANSWER])),
+    "answer_id_a_tests": _meta(ANSWER, _set(grade_id=TEST)),
+    "manual_id_changed": _meta(MANUAL, _set(grade_id="C8_mine")),
+    "given_id_changed": _meta("build_code_2", _set(grade_id="mine")),
+    "test_points_edited": _meta(TEST, _set(points=40)),
+    "test_points_text": _meta(TEST, _set(points="many")),
+    "test_points_null": _meta(TEST, _set(points=None)),
+    "manual_points_edited": _meta(MANUAL, _set(points=40)),
+    "test_grade_false": _meta(TEST, _set(grade=False)),
+    "manual_grade_false": _meta(MANUAL, _set(grade=False)),
+    "answer_solution_false": _meta(ANSWER, _set(solution=False)),
+    "answer_locked": _meta(ANSWER, _set(locked=True)),
+    "answer_locked_text": _meta(ANSWER, _set(locked="no")),
+    "answer_a_task": _meta(ANSWER, _set(task=True)),
+    "test_unlocked": _meta(TEST, _set(locked=False)),
+    "test_checksum_changed": _meta(TEST, _set(checksum="0" * 32)),
+    "manual_checksum_changed": _meta(MANUAL, _set(checksum="0" * 32)),
+    "test_type_swapped": _meta(TEST, _swap_type),
+    "answer_type_swapped": _meta(ANSWER, _swap_type),
+    "manual_type_swapped": _meta(MANUAL, _swap_type),
+    "answer_recorded_type_changed": _meta(ANSWER, _set(cell_type="markdown")),
+    "test_schema_too_new": _meta(TEST, _set(schema_version=99)),
+    "test_schema_text": _meta(TEST, _set(schema_version="3")),
+    "answer_schema_too_old": _meta(ANSWER, _set(schema_version=1)),
+    "answer_schema_deleted": _meta(ANSWER, lambda c: c.metadata.nbgrader.pop("schema_version")),
+    "answer_extra_key": _meta(ANSWER, _set(extra="x")),
+}
+
+
+def test_both_graders_give_each_question_its_score_whatever_a_cells_metadata_says(course, tmp_path):
+    """A student who corrupts the nbgrader metadata of a graded cell (deletes it, changes its id,
+    points, grade flag, checksum, schema version or cell type) scores exactly what an honest
+    classmate with the same answers scores, question by question, in ``course autograde``'s
+    results, in the gradebook it records, and in ``nbgrader autograde``'s gradebook (which scored
+    some of them 0 for the whole notebook, or lost the answer of a cell whose type was swapped)."""
+    root = tmp_path / "course"
+    shutil.copytree(course, root, ignore=shutil.ignore_patterns("submitted", "autograded"))
+    a = api.Assignment("transformer-block", root)
+    write_submission(root / "submitted" / "honest", a)
+    for sid, corrupt in CORRUPTED.items():
+        folder = write_submission(root / "submitted" / sid, a)
+        for notebook in a.notebooks:
+            nb = nbformat.read(folder / f"{notebook}.ipynb", as_version=4)
+            corrupt(nb)
+            (folder / f"{notebook}.ipynb").write_text(json.dumps(nb))   # as written: nbformat may refuse it
+    ours = api.autograde(a.name, root / "submitted", repo=root, gradebook=True, workers=2)["students"]
+    right = _by_question(ours["honest"])
+    assert right[0] == {qid: float(q.points) for qid, q in a.questions.items() if not q.manual}
+    assert {sid: _by_question(r) for sid, r in ours.items()} == dict.fromkeys(ours, right)
+    assert {sid: r["score"] for sid, r in ours.items()} == dict.fromkeys(ours, ours["honest"]["score"])
+    recorded = _gradebook_by_question(root, a.name)
+    assert recorded == dict.fromkeys(ours, right), "course autograde's gradebook differs from its results"
+    done = api.nbgrader("autograde", a.name, "--force", "--log-level=WARN", repo=root, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _gradebook_by_question(root, a.name) == recorded, "nbgrader autograde differs from course autograde"
+
+
+def _by_question(result: dict) -> tuple[dict[str, float], set[str]]:
+    """(question -> points, of the questions scored; the questions waiting for a TA) of one result."""
+    questions = result["questions"]
+    return ({qid: q["score"] for qid, q in questions.items() if q["score"] is not None},
+            {qid for qid, q in questions.items() if q["score"] is None})
+
+
+def _gradebook_by_question(root, assignment: str) -> dict[str, tuple[dict[str, float], set[str]]]:
+    """student -> what ``_by_question`` gives, as the gradebook holds it (a grade waiting for a TA with
+    no score yet is waiting, not scored)."""
+    found = {}
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        for s in gb.assignment_submissions(assignment):
+            scores: dict[str, float] = {}
+            waiting = set()
+            for notebook in s.notebooks:
+                for grade in notebook.grades:
+                    qid = grade.name.partition("_")[0]
+                    if grade.needs_manual_grade and grade.manual_score is None and grade.auto_score is None:
+                        waiting.add(qid)
+                    else:
+                        scores[qid] = scores.get(qid, 0.0) + grade.score
+            found[s.student.id] = (scores, waiting)
+    return found

@@ -311,7 +311,7 @@ def _read(folder: Path, a: Assignment, notebook: str):
     except submitted.Refused as exc:
         return nbgrader_execute.placeholder(a, notebook, str(exc))
     try:
-        return nbformat.reads(data.decode("utf-8"), as_version=4)
+        return nbgrader_execute.read_submitted(data)
     except Exception:
         return None
 

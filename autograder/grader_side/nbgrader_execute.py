@@ -190,34 +190,47 @@ class SandboxExecute(NbGraderPreprocessor):
 
 class ForgetUnknownCells(NbGraderPreprocessor):
     """First of all: a cell whose nbgrader metadata names no cell of the course's notebook (one a
-    submission made up, with points of its own) becomes an ordinary cell, so no step of nbgrader's
-    grades it, counts it or trips on it; a cell that names one of the course's gets that cell's
-    kind back (graded or not, its points, solution, task, read-only), whatever the submission's
-    metadata claims (a solution cell turned into a graded one worth 1000 points stopped nbgrader)."""
+    submission made up, with points of its own), or is not nbgrader metadata at all (null, a list,
+    an id that is not text), becomes an ordinary cell, so no step of nbgrader's grades it, counts
+    it or trips on it; a cell that names one of the course's gets that cell's nbgrader metadata
+    back whole (``course_metadata``: graded or not, its points, solution, task, read-only, the
+    schema version, the type it was released as, the checksum), whatever the submission's
+    metadata claims. nbgrader's own steps stopped the whole notebook, recorded as 0, on a solution
+    cell turned into a graded one worth 1000 points, a schema version edited or deleted, a key
+    nbgrader's schema does not know, or a cell's metadata that is not a mapping."""
 
     def preprocess(self, nb, resources):
         info = resources["nbgrader"]
         with one_transaction(resources), Gradebook(info["db_url"]) as gb:
             source = gb.source.cells(info["notebook"])
-        locked = {name: bool(cell.locked) for name, cell in source.items()}
-        points = {name: cell.max_score for name, cell in source.items() if hasattr(cell, "max_score")}
-        solutions = {name for name, cell in source.items() if cell.solution}
-        tasks = {name for name, cell in source.items() if cell.task}
         for cell in nb.cells:
-            meta = cell.get("metadata", {}).get("nbgrader")
-            if meta is None:
+            if not isinstance(cell.get("metadata"), dict):
+                cell["metadata"] = NotebookNode()
+            if "nbgrader" not in cell.metadata:
                 continue
+            meta = cell.metadata["nbgrader"]
             grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
-            if grade_id not in locked:
+            if not isinstance(grade_id, str) or grade_id not in source:
                 del cell.metadata["nbgrader"]
                 continue
-            meta.update(grade=grade_id in points, solution=grade_id in solutions, task=grade_id in tasks,
-                        locked=locked[grade_id])
-            if grade_id in points:
-                meta["points"] = points[grade_id]
-            else:
-                meta.pop("points", None)
+            cell.metadata["nbgrader"] = course_metadata(source[grade_id])
         return nb, resources
+
+
+def course_metadata(cell) -> NotebookNode:
+    """The nbgrader metadata the release gives the course's cell ``cell`` (a gradebook source cell,
+    as ``lent_gradebook.Source`` reads it), in nbgrader's current schema."""
+    meta = NotebookNode(grade_id=cell.name, grade=hasattr(cell, "max_score"), solution=bool(cell.solution),
+                        task=bool(cell.task), locked=bool(cell.locked), schema_version=3)
+    if cell.cell_type in ("code", "markdown", "raw"):
+        meta["cell_type"] = cell.cell_type
+    if isinstance(cell.checksum, str) and len(cell.checksum) == 32:
+        meta["checksum"] = cell.checksum
+    if hasattr(cell, "max_score"):
+        meta["points"] = cell.max_score
+    elif cell.task:
+        meta["points"] = cell.task_points
+    return meta
 
 
 class MarkForReview(NbGraderPreprocessor):
@@ -497,24 +510,32 @@ class SubmittedNotebookExporter(NotebookExporter):
                              for_terminal(exc))
             nb = placeholder(_assignment(name, Path(coursedir.root)), notebook, str(exc))
         else:
-            nb = _read_v4(data)
+            nb = read_submitted(data)
         resources.setdefault("metadata", {}).update(name=notebook, path=os.path.dirname(filename))
         return self.from_notebook_node(nb, resources, **kw)
 
 
-def _read_v4(data: bytes) -> nbformat.NotebookNode:
-    """A submitted notebook as nbformat 4. One with version-4 cells under another version number
-    (an edited header) is read as the version-4 notebook it is, as ``course autograde`` reads it;
-    nbformat would try to upgrade it from version 3 and stop."""
+def read_submitted(data: bytes) -> nbformat.NotebookNode:
+    """A submitted notebook's bytes as nbformat 4, for nbgrader's steps (both graders read it here).
+    One with version-4 cells under another version number (an edited header) is read as the
+    version-4 notebook it is, as ``course autograde`` reads it (nbformat would try to upgrade it
+    from version 3 and stop); a cell whose metadata is not a mapping gets empty metadata (nbformat
+    stops on it; ``course autograde`` grades the cell, its metadata deciding nothing)."""
     try:
         raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raw = None
-    if isinstance(raw, dict) and isinstance(raw.get("cells"), list) and raw.get("nbformat") != 4:
+    if not (isinstance(raw, dict) and isinstance(raw.get("cells"), list)):
+        return nbformat.reads(data.decode("utf-8"), as_version=4)
+    odd = [cell for cell in raw["cells"] if isinstance(cell, dict) and not isinstance(cell.get("metadata", {}), dict)]
+    for cell in odd:
+        cell["metadata"] = {}
+    if raw.get("nbformat") != 4:
         ids = all(isinstance(cell, dict) and "id" in cell for cell in raw["cells"])
         raw.update(nbformat=4, nbformat_minor=5 if ids else 4)     # cell ids came with 4.5
-        return nbformat.reads(json.dumps(raw), as_version=4)
-    return nbformat.reads(data.decode("utf-8"), as_version=4)
+    elif not odd:
+        return nbformat.reads(data.decode("utf-8"), as_version=4)
+    return nbformat.reads(json.dumps(raw), as_version=4)
 
 
 def keep_own_files(coursedir: CourseDirectory, student: str, name: str, db_url: str) -> None:

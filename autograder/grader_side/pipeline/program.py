@@ -11,6 +11,7 @@ first cell, the prelude, makes ``from student_side import check, ready`` harmles
 the grader, not next to the code) and defines the ``get_ipython()`` that transformed code calls.
 """
 from autograder.grader_side import analysis
+from autograder.grader_side.pipeline.read import as_graded
 from autograder.grader_side.pipeline.tamper import retyped
 
 PRELUDE = '''\
@@ -51,14 +52,14 @@ def run(sub, env):
     for notebook, cells in sub.cells.items():
         tests, given = env.assignment.tests(notebook), env.assignment.given(notebook)
         entries, placed, number = [], set(), 0      # (source, the student's, label, grade_id)
-        for cell in cells:
+        for cell in as_graded(cells, env.assignment.cells(notebook, released=True)):
             if cell.cell_type != "code":
                 continue
             number += 1
             if cell.grade_id in tests or retyped(cell.source, env.assignment):
                 continue
-            if cell.grade_id in given:
-                if cell.grade_id in placed:
+            if cell.grade_id in given or _pasted_given(cell, given):
+                if cell.grade_id in placed or not cell.grade_id:
                     continue
                 placed.add(cell.grade_id)
                 if not given[cell.grade_id].skip_when_grading:
@@ -76,3 +77,9 @@ def run(sub, env):
         sub.programs[notebook] = reading.program
         sub.program_ids[notebook] = [gid for _, _, _, gid in entries]
         sub.readings[notebook] = reading
+
+
+def _pasted_given(cell, given) -> bool:
+    """Whether ``cell`` is an ordinary cell holding exactly a given cell's code (an earlier copy of a
+    cell pasted twice): it is the course's code, run once where the course's cell is, not again."""
+    return not cell.grade_id and any(cell.source.strip() == g.source.strip() for g in given.values())

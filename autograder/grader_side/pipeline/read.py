@@ -9,12 +9,13 @@ before a byte of it is read, and its structure checked against the caps every re
 notebooks with the same reason).
 """
 import json
+from dataclasses import replace
 
 from autograder.grader_side import submitted
 from autograder.grader_side.pipeline.submission import Cell
 from autograder.grader_side.submitted import MAX_BYTES, MAX_VALUES
 
-__all__ = ["MAX_BYTES", "MAX_VALUES", "NotANotebook", "parse", "read_file", "run"]
+__all__ = ["MAX_BYTES", "MAX_VALUES", "NotANotebook", "as_graded", "parse", "read_file", "run"]
 
 
 class NotANotebook(ValueError):
@@ -80,3 +81,24 @@ def _cell(raw, index) -> Cell:
     grade_id = grade_id if isinstance(grade_id, str) else ""
     return Cell(raw["cell_type"], source, grade_id, nbg.get("grade") is True, nbg.get("locked") is True,
                 nbg.get("points"), nbg.get("solution") is True)
+
+
+def as_graded(cells: list[Cell], course_cells) -> list[Cell]:
+    """The cells of a submitted notebook as both graders grade them, whatever their nbgrader
+    metadata claims, by nbgrader's own rules (``ForgetUnknownCells``, ``DeduplicateIds``,
+    ``OverwriteCells``): of the cells naming one of the course's cells (``course_cells``, the
+    released ones), the last is that cell, with the course's cell type, kind and points; every
+    other cell (a made-up id, an earlier copy) is an ordinary cell of the student's, its claims
+    dropped. So a student's answer whose cell was turned into markdown, or given a check's id
+    ahead of the check's own cell, still runs, and a C8 answer turned into code does not."""
+    course = {c.grade_id: c for c in course_cells if c.grade_id}
+    last = {cell.grade_id: i for i, cell in enumerate(cells) if cell.grade_id in course}
+    graded = []
+    for i, cell in enumerate(cells):
+        if last.get(cell.grade_id) == i:
+            mine = course[cell.grade_id]
+            graded.append(replace(cell, cell_type=mine.cell_type, grade=mine.grade, locked=mine.locked,
+                                  points=mine.points, solution=mine.solution))
+        else:
+            graded.append(Cell(cell.cell_type, cell.source))
+    return graded

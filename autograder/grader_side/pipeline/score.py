@@ -1,4 +1,5 @@
 """Step 8: points per question, feedback lines, status and reason: the result of one submission."""
+from autograder.grader_side.pipeline.read import as_graded
 from autograder.grader_side.results import (
     CheckResult,
     Misconception,
@@ -14,15 +15,17 @@ def unanswered(sub, env, qid: str) -> str | None:
     (``nbgrader.utils.determine_grade``), and every grade of a notebook that could not be read is
     recorded as 0 with none either. Of several cells with one id nbgrader keeps the last
     (``DeduplicateIds``), and it restores a cell's type and metadata from the source before the
-    checksum, so only the source counts. A missing answer cell is one a TA looks at."""
+    checksum, whatever the submission's metadata claims (``read.as_graded``), so only the source
+    counts. A missing answer cell is one a TA looks at."""
     notebook = env.assignment.questions[qid].notebook
     if notebook in sub.problems or notebook not in sub.cells:
         return f"no response: {notebook}.ipynb could not be graded, so this answer scores 0 and is not listed for " \
                "grading by hand"
-    answers = [c for c in env.assignment.cells(notebook, released=True)
-               if c.grade and c.solution and c.grade_id.startswith(qid + "_")]
+    released = env.assignment.cells(notebook, released=True)
+    answers = [c for c in released if c.grade and c.solution and c.grade_id.startswith(qid + "_")]
+    cells = as_graded(sub.cells[notebook], released)
     for answer in answers:
-        mine = [c for c in sub.cells[notebook] if c.grade_id == answer.grade_id and (c.grade or c.solution or c.locked)]
+        mine = [c for c in cells if c.grade_id == answer.grade_id]
         if not mine or mine[-1].source != answer.source:
             return None
     return ("no response: the answer cell is as it was released, so it scores 0 and is not listed for grading by "
