@@ -201,7 +201,8 @@ def test_no_prose_gives_both_counts_at_the_default_mlp_width():
 # A sentence that names a model, a paper or an era, next to a statement of where its norms sit (or of
 # the warm-up that only one placement needs), answers C7 for the student.
 ERA = r"2017|2018|2019|original|first transformers?|vaswani|\bbert\b|\bgpt|llama|mistral|modern|today|current|recent"
-PLACEMENT = (r"\bpre[- ]?(norm|ln)\b|\bpost[- ]?(norm|ln)\b|in front of (its|each|every) sublayer|before (its|each|every) sublayer"
+PLACEMENT = (r"\bpre[- ]?(norm|ln)\b|\bpost[- ]?(norm|ln)\b"
+             r"|in front of (its|each|every) sublayer|before (its|each|every) sublayer"
              r"|after (the|its|each|every) (add|sum|residual)|kept (their|its|the same) placement|warm-?up"
              r"|(added|adds|with) (one|a) final norm|same route")
 

@@ -83,7 +83,7 @@ def test_three_anchor_answers_are_scored_element_by_element(set_name, notebook, 
     for kind, scores in r.scores.items():
         *per_element, total = scores
         assert len(per_element) == len(r.elements)
-        for score, points in zip(per_element, r.elements.values()):
+        for score, points in zip(per_element, r.elements.values(), strict=True):
             assert score in (0.0, points), f"{question} anchor {kind}: an element earns all its points or none"
         assert sum(per_element) == total
         text = re.search(rf"\*Anchor ({kind}), ([\d.]+) of ([\d.]+)\.\*\s*\n>\s*\S", r.scheme)

@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import matplotlib.text
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -53,7 +54,50 @@ def _reference(concept: str):
 costs, lens, memory, superposition = (_reference(c) for c in ("costs", "lens", "memory", "superposition"))
 
 
+class FigureError(RuntimeError):
+    """A figure would be saved with text cut off at the canvas's edge; the message names the text."""
+
+
+def _tick_labels_out_of_view(fig) -> set[int]:
+    """ids of the tick labels matplotlib keeps but does not draw: those of ticks beyond an axis's
+    view limits, and all of those of an axis turned off."""
+    undrawn = set()
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            shown = ax.axison and axis.get_visible()
+            lo, hi = sorted(axis.get_view_interval())
+            slack = (hi - lo) * 1e-9
+            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
+                loc = tick.get_loc()
+                if not shown or loc is None or not lo - slack <= loc <= hi + slack:
+                    undrawn.update((id(tick.label1), id(tick.label2)))
+    return undrawn
+
+
+def outside_canvas(fig, slack_px: float = 1.0) -> list[str]:
+    """The visible text of ``fig`` (titles, labels, tick labels, legends, notes) that reaches past
+    the edge of its canvas once laid out, and so would be clipped in the saved PNG. Constrained
+    layout makes room for labels but not for a title wider than its panel."""
+    renderer = fig.canvas.get_renderer()
+    fig.draw_without_rendering()
+    box, undrawn = fig.bbox, _tick_labels_out_of_view(fig)
+    cut = []
+    for text in fig.findobj(lambda a: isinstance(a, matplotlib.text.Text)):
+        if not (text.get_visible() and text.get_text().strip()) or id(text) in undrawn:
+            continue
+        extent = text.get_window_extent(renderer)
+        if (extent.x0 < box.x0 - slack_px or extent.x1 > box.x1 + slack_px
+                or extent.y0 < box.y0 - slack_px or extent.y1 > box.y1 + slack_px):
+            cut.append(text.get_text())
+    return cut
+
+
 def _save(fig, path: Path) -> Path:
+    """Write ``fig`` to ``path`` as PNG without a software tag, after checking no text is clipped."""
+    cut = outside_canvas(fig)
+    if cut:
+        plt.close(fig)
+        raise FigureError(f"{path.name}: text runs off the canvas: {cut}; shorten it, or widen the panel")
     fig.savefig(path, dpi=DPI, metadata={"Software": None})
     plt.close(fig)
     return path
@@ -140,6 +184,7 @@ def memory_figure(path: Path) -> Path:
         probes = memory.partial_probes(keys, [(0, float(c)) for c in overlaps.clamp(-0.9999, 0.9999)], seed=5)
         share = memory.recall(W1, b1, W2, probes) @ values[0] / values[0].norm() ** 2
         left.plot(overlaps, share, color=color, lw=2, label=f"threshold {threshold}")
+    left.set_xticks([-1, -0.5, 0, 0.5, 1])
     left.set_xlabel("overlap of the input with key 0 (cosine)")
     left.set_ylabel("share of value 0 written back")
     left.set_title("One stored pair, read through the ReLU")
@@ -162,7 +207,7 @@ def memory_figure(path: Path) -> Path:
     right.text(d + 1, 0.02, "n = d", fontsize=9)
     right.set_xlabel("pairs stored (random unit keys, d = 32)")
     right.set_ylabel("mean relative recall error")
-    right.set_title("Many random keys: the threshold filters cross-talk")
+    right.set_title("Random keys: a threshold filters cross-talk")
     right.legend(frameon=False)
     right.grid(alpha=0.3)
     fig.suptitle("An MLP as a key-value memory: rows of W1 are keys, columns of W2 are values")
