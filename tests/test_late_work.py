@@ -5,6 +5,7 @@ gradebook (`course release --week N`, throwaway course folders); one class with 
 penalty per notebook and the same `nbgrader export` totals; and the policy itself, in numbers."""
 import csv
 import datetime as dt
+import json
 import logging
 import shutil
 import subprocess
@@ -20,8 +21,11 @@ from nbgrader.preprocessors import AssignLatePenalties
 from autograder import api
 from autograder.grader_side import late
 from autograder.grader_side.assignment import REPO, Assignment, solved
+from autograder.reports import feedback, report
 from autograder.tooling.sampleclass import write_submission
+from browser import have_chromium
 from nbgrader_course import ASSIGNMENT, clone_course
+from test_pages import CHROMIUM, _render, _text
 
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
 
@@ -169,8 +173,8 @@ def graded(course, tmp_path_factory):
         write_class(root)
     done = api.nbgrader("autograde", ASSIGNMENT, "--log-level=WARN", repo=theirs, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
-    done = subprocess.run([str(Path(sys.executable).parent / "course"), "autograde", ASSIGNMENT, "--workers=2"],
-                          cwd=ours, capture_output=True, text=True, timeout=300)
+    done = subprocess.run([str(Path(sys.executable).parent / "course"), "autograde", ASSIGNMENT, "--workers=2",
+                           "--csv", "course-grades.csv"], cwd=ours, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     return ours, theirs
 
@@ -223,3 +227,61 @@ def test_a_regrade_with_a_later_timestamp_takes_its_late_penalty(course, tmp_pat
     assert when == schedule_due() + DAY + 20 * HOUR
     for name, score, penalty in notebooks:
         assert score > 0 and penalty == pytest.approx(score * 0.2), name
+
+
+# ---- what course autograde writes: the penalty carried, every total named -----------------------
+
+def test_results_and_course_grades_carry_the_penalty_nbgrader_export_takes(graded):
+    """``course autograde`` (recording into the gradebook) writes each student's late penalty into
+    results.json and course-grades.csv, the one ``nbgrader export`` takes off, and names each total
+    by the penalty: before it, after it; no column is a bare "score"."""
+    root = graded[0]
+    results = json.loads((root / "results.json").read_text())["students"]
+    export = exported(root)
+    with open(root / "course-grades.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    assert "score" not in next(iter(rows.values()))
+    for sid in CLASS:
+        mine, theirs, row = results[sid], export[sid], rows[sid]
+        assert mine["score"] == pytest.approx(float(theirs["raw_score"])), sid
+        assert mine["late_penalty"] == pytest.approx(float(theirs["late_submission_penalty"])), sid
+        assert float(row["score_before_late_penalty"]) == pytest.approx(float(theirs["raw_score"])), sid
+        assert float(row["late_penalty"]) == pytest.approx(float(theirs["late_submission_penalty"])), sid
+        assert float(row["score_after_late_penalty"]) == pytest.approx(float(theirs["score"])), sid
+    assert results["late"]["late_penalty"] == 20.0 and results["on_time"]["late_penalty"] == 0.0
+
+
+def test_results_not_recorded_leave_the_penalty_blank_and_say_before_it(course, tmp_path):
+    """Graded without the gradebook, nothing has worked the penalty out: results.json says so (null),
+    the CSV's penalty and after-penalty cells are blank, and the student's page and the class report
+    name the total as before any late penalty."""
+    root = clone_course(course, tmp_path / "unrecorded")
+    folder = write_submission(root / "submitted" / "late", Assignment(ASSIGNMENT, root))
+    (folder / "timestamp.txt").write_text(stamp(schedule_due() + DAY + 20 * HOUR, "UTC"))
+    results = api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=False)
+    assert results["students"]["late"]["late_penalty"] is None
+    api.write_csv(results, tmp_path / "course-grades.csv")
+    with open(tmp_path / "course-grades.csv", newline="") as f:
+        (row,) = csv.DictReader(f)
+    assert row["score_before_late_penalty"] == "100.0" and row["late_penalty"] == row["score_after_late_penalty"] == ""
+    text = _text(feedback.page("late", results["students"]["late"], ASSIGNMENT))
+    assert "100 / 100 autograded points before any late penalty" in text
+    report.write_report(results, tmp_path / "report")
+    page = _text((tmp_path / "report" / "report.html").read_text())
+    assert "before any late penalty" in page
+
+
+def test_a_late_students_feedback_page_shows_the_penalty_and_the_total_after_it(graded, tmp_path):
+    """The course's feedback page of a late student, in headless Chromium: the total before the
+    penalty, the penalty, the total after it; an on-time student's page says no penalty was taken."""
+    if not have_chromium():
+        pytest.skip(f"no Chromium at {CHROMIUM}: apt-get install -y chromium (or set CHROMIUM=/path/to/it)")
+    results = json.loads((graded[0] / "results.json").read_text())
+    pages = {Path(p).stem: Path(p) for p in feedback.write_pages(results, tmp_path / "feedback")}
+    _, dom = _render(pages["late"], tmp_path / "late.png", 900)
+    text = _text(dom)
+    assert "100 / 100 autograded points before the late penalty" in text
+    assert "Late penalty: -20 points" in text and "80 / 100 after the late penalty" in text
+    _, dom = _render(pages["on_time"], tmp_path / "on_time.png", 900)
+    text = _text(dom)
+    assert "100 / 100 autograded points" in text and "No late penalty" in text

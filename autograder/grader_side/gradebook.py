@@ -151,7 +151,7 @@ class Recorder:
                 with warnings.catch_warnings():
                     # nbgrader's gradebook trips SQLAlchemy's autoflush notes on every new submission.
                     warnings.filterwarnings("ignore", category=SAWarning)
-                    graded, unprocessed, waiting = self._record(student, result, folder, when)
+                    graded, unprocessed, waiting, penalty = self._record(student, result, folder, when)
                 break
             except (InvalidEntry, IntegrityError):   # another grader wrote the same row first: again
                 self._session().db.rollback()
@@ -162,6 +162,7 @@ class Recorder:
                 raise
         if notes or unprocessed:   # once, after the attempt that was committed
             result.setdefault("flags", []).extend(notes + unprocessed)
+        result["late_penalty"] = penalty
         _hand_graded_as_recorded(result, waiting, self.assignment.questions)
         dest = self.course.folder("autograded", student, self.name)
         if dest.exists():
@@ -179,10 +180,11 @@ class Recorder:
         except Exception as exc:
             result.setdefault("flags", []).append(f"{NOT_WRITTEN}{type(exc).__name__}: {exc}"[:300])
 
-    def _record(self, student: str, result: dict, folder: Path, when) -> tuple[dict, list[str], set[str]]:
+    def _record(self, student: str, result: dict, folder: Path, when) -> tuple[dict, list[str], set[str], float]:
         """Write the student's grades (committed together); return their autograded notebooks, a
-        flag for each notebook nbgrader's preprocessors could not process, and the hand-graded
-        questions whose grade the gradebook now lists for a TA."""
+        flag for each notebook nbgrader's preprocessors could not process, the hand-graded
+        questions whose grade the gradebook now lists for a TA, and the late penalty it recorded
+        (the points ``nbgrader export`` takes off: the sum over the notebooks)."""
         gb, db_url = self._session(), self.course.db_url
         outcomes = {row["id"]: Outcome(row["passed"], row["message"], review=row.get("review"))
                     for q in result.get("questions", {}).values() for row in q.get("checks", [])}
@@ -229,8 +231,10 @@ class Recorder:
                     qid = name.partition("_")[0]
                     if grade.needs_manual_grade and qid in questions and questions[qid].manual:
                         waiting.add(qid)
+            penalty = sum(gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty or 0.0
+                          for notebook in self.source.notebooks)
         gb.db.commit()
-        return graded, unprocessed, waiting
+        return graded, unprocessed, waiting, float(penalty)
 
 
 class _NewSubmission:

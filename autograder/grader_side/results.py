@@ -49,7 +49,7 @@ class QuestionResult:
 @dataclass
 class StudentResult:
     status: Status
-    score: float
+    score: float                   # the autograded points, before the late penalty (see late_penalty)
     max_score: float
     reason: str | None = None      # why (part of) the submission could not be graded, one line per notebook
     questions: dict[str, QuestionResult] = field(default_factory=dict)
@@ -57,6 +57,10 @@ class StudentResult:
     needs_manual_grade: list[str] = field(default_factory=list)    # question ids a TA grades or reviews
     load_errors: dict[str, list[str]] = field(default_factory=dict)  # notebook -> cells that raised
     disagreements: list[str] = field(default_factory=list)         # checks nbgrader scored differently
+    # The points the late penalty takes off, as nbgrader's gradebook holds it once the student is
+    # recorded there (the sum of its notebooks' late_submission_penalty: what ``nbgrader export``
+    # takes off its raw_score; 0 when on time); None where no gradebook worked it out.
+    late_penalty: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)

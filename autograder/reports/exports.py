@@ -13,19 +13,26 @@ from autograder.reports.escape import for_csv, for_id, for_terminal, for_termina
 
 
 def write_csv(results: dict, path: Path) -> None:
-    """A row per student: a column per question, total, status, needs-manual-grade, flags, reason."""
+    """A row per student: a column per question, the total before the late penalty, the penalty and
+    the total after it (as ``nbgrader export``'s raw_score, late_submission_penalty and score; the
+    last two blank where no gradebook worked the penalty out), status, needs-manual-grade, flags,
+    reason. No column is a bare "score": each total says which side of the penalty it is."""
     qids = pages.question_order(results)
     with open(path, "w", newline="") as f:
         out = csv.writer(f)
-        out.writerow(["student", *qids, "score", "max_score", "status", "needs_manual_grade", "flags", "reason"])
+        out.writerow(["student", *qids, "score_before_late_penalty", "late_penalty", "score_after_late_penalty",
+                      "max_score", "status", "needs_manual_grade", "flags", "reason"])
         for sid, r in results["students"].items():
             q = r.get("questions", {})
             scores = [q.get(qid, {}).get("score") for qid in qids]
             manual = [qid + "".join(f" ({row['id']}: review {row['review']})"
                                     for row in q.get(qid, {}).get("checks", []) if row.get("review"))
                       for qid in r.get("needs_manual_grade", [])]
+            penalty = r.get("late_penalty")
+            after = "" if penalty is None else pages.after_late_penalty(r["score"], penalty)
             out.writerow([for_csv(cell) for cell in (
-                for_id(sid), *["" if s is None else s for s in scores], r["score"], r["max_score"],
+                for_id(sid), *["" if s is None else s for s in scores], r["score"],
+                "" if penalty is None else penalty, after, r["max_score"],
                 r["status"], " ".join(manual), " | ".join(r.get("flags", [])),
                 r.get("reason") or "")])
 

@@ -1,11 +1,13 @@
 """One feedback page per student, made only from that student's entry in the results document.
 
-The page says the total, the score of every question, and for each question that lost points
-what went wrong: the failure messages of the checks (written for students: what was called, on
-what kind of input, how far off) and, when the catalogue recognised the mistake, its name and
-hint. It is built from the results alone, so it can only show what the results hold: never a
-hidden check's code, its probe values or the reference solution (unlike nbgrader's own
-``generate_feedback``, which copies the hidden test cells into the page).
+The page says the total, named by the late penalty (before it; and, when the results carry the
+penalty nbgrader's gradebook recorded, that penalty and the total after it), the score of every
+question, and for each question that lost points what went wrong: the failure messages of the
+checks (written for students: what was called, on what kind of input, how far off) and, when the
+catalogue recognised the mistake, its name and hint. It is built from the results alone, so it can
+only show what the results hold: never a hidden check's code, its probe values or the reference
+solution (unlike nbgrader's own ``generate_feedback``, which copies the hidden test cells into the
+page).
 
 The page is ``templates/feedback.html.j2`` rendered with autoescaping (see ``pages``): one file
 with inline CSS, no script and no external resource, and a Content-Security-Policy that would
@@ -23,13 +25,16 @@ from autograder.reports import pages
 def page(student: str, result: dict, assignment: str) -> str:
     """The feedback page of ``student`` (their entry of the results document), as HTML text."""
     score, max_score = result.get("score") or 0.0, result.get("max_score") or 0.0
+    penalty = result.get("late_penalty")
+    after = None if penalty is None else pages.after_late_penalty(score, penalty)
+    shown = score if after is None else after
     questions = [_question(str(qid), q) for qid, q in (result.get("questions") or {}).items()]
     grades = pages.hand_graded(result)
     reason = result.get("reason")
     return pages.render(
         "feedback.html.j2", student=student, assignment=assignment,
-        failed=result.get("status") != "graded", score=score, max_score=max_score,
-        share=0.0 if not max_score else max(0.0, min(1.0, float(score) / float(max_score))),
+        failed=result.get("status") != "graded", score=score, max_score=max_score, penalty=penalty, after=after,
+        share=0.0 if not max_score else max(0.0, min(1.0, float(shown) / float(max_score))),
         manual=[g for g in grades if not g["review"]], reviews=[g for g in grades if g["review"]],
         questions=questions, lost=[q["id"] for q in questions if q["lost"]],
         awaiting=[q["id"] for q in questions if q["awaiting"]],

@@ -48,6 +48,11 @@ def num(value) -> str:
         return str(value)
 
 
+def after_late_penalty(score, penalty) -> float:
+    """The total after the late penalty, as ``nbgrader export`` works it out (never below 0)."""
+    return max(0.0, float(score) - float(penalty))
+
+
 def anchor(qid) -> str:
     """The id of a question's section on a page."""
     return "q-" + re.sub(r"[^A-Za-z0-9_-]", "_", str(qid))

@@ -261,7 +261,7 @@ def _plot_totals(stats: Stats) -> bytes:
         ax.set_xlim(0, top)
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.yaxis.grid(True, color=GRID, linewidth=0.8)
-        ax.set_xlabel(f"autograded total (out of {top:g})")
+        ax.set_xlabel(f"autograded total before any late penalty (out of {top:g})")
         ax.set_ylabel("submissions")
         _title(fig, f"Totals of the {len(stats.totals)} graded submissions")
         fig.tight_layout()
@@ -304,9 +304,9 @@ def _cards(results, stats, nbgrader_seconds) -> list[tuple[str, str, str]]:
     n = len(stats.students)
     cards = [("submissions", f"{n}", f"{len(stats.graded)} graded, {len(stats.failed)} failed"),
              ("mean total", num(round(stats.mean, 1)) if stats.mean is not None else "–",
-              f"of {num(stats.max_score)} autograded points (graded submissions)"),
+              f"of {num(stats.max_score)} autograded points, before any late penalty (graded submissions)"),
              ("median total", num(stats.median) if stats.median is not None else "–",
-              f"of {num(stats.max_score)} autograded points"),
+              f"of {num(stats.max_score)} autograded points, before any late penalty"),
              ("grading time", f"{num(seconds)} s",
               f"with {num(workers)} worker{'s' if workers != 1 else ''}"
               + (f", {float(seconds) / n:.2f} s per submission" if n and seconds is not None else ""))]
