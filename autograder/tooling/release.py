@@ -1,9 +1,10 @@
-"""Releasing a problem set: the source notebooks from their text form, then nbgrader's
-``generate_assignment`` into ``assignments/`` (which ships the course's runtime with every set:
-``ShipRuntime``); the weekly schedule; throwaway course folders for tests, the demo, the benchmark
-and the mutation report."""
+"""Releasing a problem set: the source notebooks from their text form, the files the set builds
+(``build_files``: week 5's trained model), then nbgrader's ``generate_assignment`` into
+``assignments/`` (which ships the course's runtime with every set: ``ShipRuntime``); the weekly
+schedule; throwaway course folders for tests, the demo, the benchmark and the mutation report."""
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import subprocess
@@ -14,7 +15,7 @@ from pathlib import Path
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
-from autograder.grader_side import late
+from autograder.grader_side import late, problem_set
 from autograder.grader_side.assignment import REPO, Assignment, CourseError
 from autograder.tooling import authoring
 
@@ -46,6 +47,21 @@ def ship_runtime(release_dir: Path) -> None:
         shutil.copyfile(source, target)
 
 
+def build_files(source_dir: Path) -> list[Path]:
+    """Write the files a set builds into its own folder, which nbgrader then copies into the release
+    with the rest of the folder (as it does ``figures/`` and ``notes/``): what ``build(folder)`` of the
+    set's optional ``grading/built.py`` writes (week 5: its trained model, so the notebook loads it
+    instead of training on every run). A set without one builds nothing. The builder must write the
+    same bytes every time, so that releasing twice changes nothing."""
+    if not (source_dir / "grading" / "built.py").is_file():
+        return []
+    builder = importlib.import_module(f"{problem_set.load(source_dir).package}.grading.built")
+    try:
+        return list(builder.build(source_dir))
+    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+        raise CourseError(f"{source_dir.name}: grading/built.py could not build its files: {exc}") from None
+
+
 def release(assignment: str, repo: Path = REPO) -> list[Path]:
     """Rebuild ``solutions/<assignment>/*.ipynb`` from their text form and regenerate the release."""
     a = Assignment(assignment, repo)
@@ -55,6 +71,7 @@ def release(assignment: str, repo: Path = REPO) -> list[Path]:
         warnings.warn(f"{a.source_dir.relative_to(repo)} has uncommitted edits: the release will not match "
                       "what is committed; commit them with the release", stacklevel=2)
     authoring.build(a.source_dir)
+    build_files(a.source_dir)    # into the set's folder: the source notebooks use them in place, nbgrader copies them
     ship_runtime(a.source_dir)   # so the source notebooks run (and `nbgrader validate` them) in place
     nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=repo)
     late.record_due_date(assignment, repo)   # course/schedule.toml's due date into the gradebook
@@ -95,13 +112,15 @@ def scheduled(week: int, repo: Path = REPO) -> str:
 
 
 def make_course(root: Path, assignment: str, repo: Path = REPO) -> Assignment:
-    """A throwaway course folder at ``root``: the sources rebuilt from their text form, nbgrader's
-    configuration, and a fresh release (for tests, the demo, the benchmark and the mutation report)."""
+    """A throwaway course folder at ``root``: the sources rebuilt from their text form, the files the
+    set builds, nbgrader's configuration, and a fresh release (for tests, the demo, the benchmark and
+    the mutation report)."""
     shutil.copytree(repo / "solutions", root / "solutions",
                     ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
     shutil.copy(repo / "nbgrader_config.py", root)
     a = Assignment(assignment, root)
     authoring.build(a.source_dir)
+    build_files(a.source_dir)
     nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=root)
     late.record_due_date(assignment, root, schedule_repo=repo)   # the schedule's due date, as `course release`
     return a
