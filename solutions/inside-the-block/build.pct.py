@@ -49,7 +49,9 @@ _ = torch.manual_seed(0)
 # - After the last block come the final norm `norm_f` and the unembedding `unembed`, a bias-free
 #   map from $d$ to one logit per vocabulary entry.
 #
-# The cell builds the default model from a fixed seed, so everyone starts from the same weights.
+# The cell builds `untrained_model`, the default `TinyLM` with its initial weights, drawn from a
+# fixed seed so everyone starts from the same ones. It has learned nothing: its predictions, and
+# what the logit lens reads from it, are noise. A trained copy comes after B2.
 
 # %% code
 class TinyBlock(nn.Module):
@@ -101,8 +103,9 @@ class TinyLM(nn.Module):
 
 
 torch.manual_seed(5)                                               # the same default model for everyone
-model = TinyLM()
-print(f"TinyLM: {len(model.blocks)} blocks, {sum(p.numel() for p in model.parameters()):,} parameters")
+untrained_model = TinyLM()                                         # random initial weights: it has learned nothing
+print(f"TinyLM: {len(untrained_model.blocks)} blocks, "
+      f"{sum(p.numel() for p in untrained_model.parameters()):,} parameters (untrained)")
 
 # %% md
 # ## B1 · The logit lens (14 points)
@@ -203,34 +206,29 @@ def settled_at(guesses):
 # %% checks B2
 
 # %% md
-# The next cell trains a `TinyLM` for a few seconds on a task only attention can solve: at every
-# position, predict the **first** token of the sequence. Then it reads the lens on three prompts
-# with your functions. Before you run it, guess: will the first block already know the answer?
+# A lens on `untrained_model` shows nothing worth reading: its guesses "settle" at block 1 on most
+# prompts, only because its random blocks add too little to the stream to change the first guess.
+# The next cell loads a `TinyLM` that *was* trained, on a task only attention can solve: at every
+# position, predict the **first** token of the sequence. The course trained it once (150 steps of
+# Adam on random sequences, with `copy_first.py` next to this notebook) and ships its weights as
+# `trained/copy_first.pt`, so loading takes a moment. Set `RETRAIN = True` in that cell to train
+# it yourself instead: a few CPU-seconds on one thread, up to a minute on a busy shared machine.
+#
+# The cell after it reads the lens on three prompts with your functions. Before you run it, guess:
+# will the first block already know the answer?
 
 # %% code grader=skip
-from torch.func import functional_call, vmap
+import copy_first   # copy_first.py, next to this notebook: the task, its training and the shipped weights
 
+RETRAIN = False     # True: train here instead of loading, 2 to 4 CPU-seconds (up to a minute on a busy machine)
+if RETRAIN:
+    trained, loss = copy_first.trained_model(TinyLM)              # the same training, on one thread
+    print(f"trained here, loss after training: {loss:.3f}")
+else:
+    trained = copy_first.load_trained(TinyLM())                    # torch.load(..., weights_only=True)
+    print(f"trained TinyLM loaded from {copy_first.WEIGHTS.parent.name}/{copy_first.WEIGHTS.name}")
 
-def train_copy_first(model, steps=150, T=8, batch=32, lr=1e-2, seed=0):
-    """Train `model` in place to predict, at every position, the first token of its sequence."""
-    g = torch.Generator().manual_seed(seed)
-    V = model.unembed.out_features
-    params = dict(model.named_parameters())
-    run = vmap(lambda p, seq: functional_call(model, p, (seq,)), in_dims=(None, 0))   # a batch of sequences
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    for _ in range(steps):
-        seqs = torch.randint(V, (batch, T), generator=g)
-        logits = run(params, seqs)                                 # (batch, T, V)
-        loss = F.cross_entropy(logits.reshape(-1, V), seqs[:, :1].expand(batch, T).reshape(-1))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-    return loss.item()
-
-
-torch.manual_seed(0)
-trained = TinyLM()
-print(f"loss after training: {train_copy_first(trained):.3f}")
+# %% code grader=skip
 try:
     lens = LensLM()
     lens.load_state_dict(trained.state_dict())
