@@ -1,0 +1,101 @@
+"""Week 5's trained model is built once by the release and shipped, not retrained by the notebook:
+``course release`` trains the build notebook's ``TinyLM`` on the copy-first task (the set's
+``copy_first.py``, in a child Python with torch's kernels pinned) and writes its state_dict as
+``trained/copy_first.pt`` into the set's folder and so into the release; the notebook loads it.
+The release's file is what a fresh training makes, byte for byte, and releasing twice changes
+nothing. (That the hidden checks grade as before is ``test_every_set``'s: full marks for the
+reference, none for the untouched release, in both graders.)"""
+from __future__ import annotations
+
+import hashlib
+import importlib
+import shutil
+
+import nbformat
+import pytest
+import torch
+from nbclient import NotebookClient
+
+from autograder import api
+from autograder.grader_side import problem_set
+from autograder.grader_side.assignment import REPO
+
+SET = "inside-the-block"
+WEIGHTS = "trained/copy_first.pt"
+pytestmark = pytest.mark.slow
+
+
+def _set_module(name: str):
+    """A module of the set's folder (``grading.built``, ``grading.reference.lens``), as the grader loads it."""
+    return importlib.import_module(f"{problem_set.load(REPO / 'solutions' / SET).package}.{name}")
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory):
+    return api.make_course(tmp_path_factory.mktemp("trained"), SET)
+
+
+def _files(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_the_release_ships_the_weights_a_fresh_training_makes(made):
+    shipped = (made.release_dir / WEIGHTS).read_bytes()
+    assert (made.source_dir / WEIGHTS).read_bytes() == shipped, "the source notebook loads the release's weights"
+    source = REPO / "solutions" / SET / "copy_first.py"
+    assert (made.release_dir / "copy_first.py").read_bytes() == source.read_bytes(), "the training ships with it"
+    fresh = _set_module("grading.built").trained_bytes(REPO / "solutions" / SET)   # its own child Python
+    assert _sha(shipped) == _sha(fresh)
+
+
+def test_the_shipped_weights_are_the_notebook_model_trained(made):
+    """They load into the notebook's own TinyLM (tensors only), and that model has learned the task:
+    it names the first token at almost every position, and so does the reference lens's last row."""
+    state = torch.load(made.release_dir / WEIGHTS, weights_only=True)
+    model = _set_module("grading.built").model_class(made.source_dir / "build.pct.py")()
+    model.load_state_dict(state)
+    lens = _set_module("grading.reference.lens")
+    gen = torch.Generator().manual_seed(7)
+    prompts = [torch.randint(16, (8,), generator=gen) for _ in range(50)]
+    with torch.no_grad():
+        right = sum(int((model(p).argmax(-1) == p[0]).sum()) for p in prompts)
+        last = [lens.lens_guesses(lens.logit_lens(state, p))[-1] == int(p[0]) for p in prompts]
+    assert right / (8 * len(prompts)) > 0.95
+    assert all(last)
+
+
+def test_releasing_twice_changes_nothing(made):
+    shutil.copytree(REPO / "course", made.repo / "course", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("figures", "notes"))   # course release reads the schedule
+    before = _files(made.release_dir)
+    weights = made.source_dir / WEIGHTS
+    stamp = weights.stat().st_mtime_ns
+    api.release(SET, repo=made.repo)
+    assert _files(made.release_dir) == before
+    assert weights.stat().st_mtime_ns == stamp, "a weights file that is already right is left untouched"
+
+
+def test_the_notebook_loads_the_shipped_weights_without_training(made, tmp_path):
+    """The release's notebook, untouched, run top to bottom: ``trained`` is whatever the shipped file
+    holds (here planted weights no training makes), and the retrain cell is off."""
+    folder = tmp_path / "release"
+    shutil.copytree(made.release_dir, folder)
+    state = torch.load(folder / WEIGHTS, weights_only=True)
+    planted = {name: torch.full_like(t, 0.25) for name, t in state.items()}
+    torch.save(planted, folder / WEIGHTS)
+    nb = nbformat.read(folder / "build.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import torch as _torch\n"
+        "_planted = _torch.load('trained/copy_first.pt', weights_only=True)\n"
+        "print('loaded:', all(_torch.equal(t, _planted[k]) for k, t in trained.state_dict().items()))\n"
+        "print('retrained:', RETRAIN)\n"
+        "print('untrained:', 'model' not in dir() and isinstance(untrained_model, TinyLM))"))
+    NotebookClient(nb, timeout=300, allow_errors=True, kernel_name="python3",
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    printed = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
+    assert printed.split() == ["loaded:", "True", "retrained:", "False", "untrained:", "True"], nb.cells[-1].outputs
