@@ -29,7 +29,7 @@ def test_B4_readout_random(student):
                      f"readout(x, W, b) on hidden case {i + 1} of 3", atol=1e-5, rtol=1e-4)
 
 
-@check("B4", points=3, hidden=True, says="readout on inputs with two leading dims, with feature_directions' own W")
+@check("B4", points=1, hidden=True, says="readout on inputs with two leading dims, with feature_directions' own W")
 def test_B4_readout_batched(student):
     g = torch.Generator().manual_seed(811)
     W = ref.feature_directions(6)
@@ -40,7 +40,7 @@ def test_B4_readout_batched(student):
 
 # ---- B5 ----------------------------------------------------------------------------------------
 
-@check("B5", points=6, hidden=True,
+@check("B5", points=4, hidden=True,
        says="interferes on other numbers of features, sets of active features and biases, cancellations included")
 def test_B5_interferes(student):
     cases = [(5, [0], -0.35), (5, [1, 3], -0.35), (7, [0], -0.7), (7, [0], -0.5), (4, [1, 3], -0.1),
