@@ -81,7 +81,7 @@ def test_B6_causal(student):
     _matches_torch(student, "PreNormBlock", norm_first=True, causal=True)
 
 
-@check("B6", points=4, hidden=True, says="PreNormBlock matches the torch layer with the mask off")
+@check("B6", points=3, hidden=True, says="PreNormBlock matches the torch layer with the mask off")
 def test_B6_bidirectional(student):
     _matches_torch(student, "PreNormBlock", norm_first=True, causal=False)
 
@@ -92,6 +92,6 @@ def test_B7_causal(student):
     _matches_torch(student, "PostNormBlock", norm_first=False, causal=True)
 
 
-@check("B7", points=3, hidden=True, says="PostNormBlock matches the torch layer with the mask off")
+@check("B7", points=2, hidden=True, says="PostNormBlock matches the torch layer with the mask off")
 def test_B7_bidirectional(student):
     _matches_torch(student, "PostNormBlock", norm_first=False, causal=False)

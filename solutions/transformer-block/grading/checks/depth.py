@@ -35,7 +35,7 @@ def test_B9_stack(student):
                      f"stack_forward(6 sublayers, a batched x, residual={residual})")
 
 
-@check("B9", points=3, hidden=True, says="residual_jacobian(f, x) equals I + df/dx for random sublayers")
+@check("B9", points=2, hidden=True, says="residual_jacobian(f, x) equals I + df/dx for random sublayers")
 def test_B9_jacobian(student):
     for seed, d in enumerate((4, 7)):
         ((spec, f),) = _tanh_layers(1, d, seed=95 + seed, scale=2.0)

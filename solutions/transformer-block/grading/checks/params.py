@@ -35,7 +35,7 @@ def test_B8_llama2_7b(student):
     _expect_counts(student, ref.LLAMA2_7B, ref.count_parameters(ref.LLAMA2_7B), "Llama 2 7B", show_expected=False)
 
 
-@check("B8", points=5, hidden=True,
+@check("B8", points=3, hidden=True,
        says="count_parameters on random configs (every norm, MLP, bias and tying choice) equals a built model's count")
 def test_B8_random_configs(student):
     rng = random.Random(8)
