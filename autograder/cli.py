@@ -271,17 +271,19 @@ def _table(rows: list[list[str]]) -> str:
 
 
 def summary(results: dict) -> str:
-    """A fixed-width table: one row per student, one column per question."""
+    """A fixed-width table: one row per student, one column per question, the total before the late
+    penalty and the penalty recorded in the gradebook ("-": none worked out)."""
     from autograder.reports import pages
 
     manual = {qid for r in results["students"].values() for qid, q in (r.get("questions") or {}).items()
               if q.get("manual")}
     qids = [q for q in pages.question_order(results) if q not in manual]
-    rows = [["student", *qids, "total", "status"]]
+    rows = [["student", *qids, "before late penalty", "late penalty", "status"]]
     for sid, r in results["students"].items():
         q = r.get("questions", {})
+        penalty = "-" if r.get("late_penalty") is None else f"{r['late_penalty']:g}"
         rows.append([for_id(sid), *[f"{q[x]['score']:g}" if x in q else "-" for x in qids], f"{r['score']:g}",
-                     for_terminal(r["status"]) + (" *" if r.get("flags") else "")])
+                     penalty, for_terminal(r["status"]) + (" *" if r.get("flags") else "")])
     lines = [_table(rows)]
     lines.append(f"{len(results['students'])} submissions in {results['seconds']} s with {results['workers']} workers; "
                  "* = flagged for the TA (see results)")

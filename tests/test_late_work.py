@@ -285,3 +285,17 @@ def test_a_late_students_feedback_page_shows_the_penalty_and_the_total_after_it(
     _, dom = _render(pages["on_time"], tmp_path / "on_time.png", 900)
     text = _text(dom)
     assert "100 / 100 autograded points" in text and "No late penalty" in text
+
+
+def test_the_terminal_summary_names_its_total_and_shows_the_penalty():
+    """``course autograde``'s table on the TA's terminal: the total column is named before the late
+    penalty, and the penalty recorded is beside it ("-" where none was worked out)."""
+    from autograder.cli import summary
+
+    row = {"status": "graded", "score": 100.0, "max_score": 100.0, "questions": {}, "flags": []}
+    results = {"seconds": 1.0, "workers": 1,
+               "students": {"late": {**row, "late_penalty": 20.0}, "unrecorded": {**row, "late_penalty": None}}}
+    lines = summary(results).splitlines()
+    assert lines[0].split() == ["student", "before", "late", "penalty", "late", "penalty", "status"]
+    assert lines[1].split() == ["late", "100", "20", "graded"]
+    assert lines[2].split() == ["unrecorded", "100", "-", "graded"]
