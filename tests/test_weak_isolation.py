@@ -184,7 +184,7 @@ def _autograde(course: Path, *flags: str, view: bool = True):
     """`course autograde --allow-weak-isolation` as root, in ``course``, where namespaces are refused."""
     out = course.parent / "results.json"
     command = [*(["bwrap", *_python_view(), "--"] if view else []), sys.executable, "-c", DENY_NAMESPACES,
-               "autograde", "transformer-block", "--allow-weak-isolation", "--workers", "1", "--timeout", "15",
+               "autograde", "transformer-block", "--allow-weak-isolation", "--workers", "1", "--timeout", "60",
                "--out", str(out), *flags]
     done = subprocess.run(command, cwd=course, capture_output=True, text=True, timeout=600,
                           env={**os.environ, "HOME": str(course.parent), "PYTHONDONTWRITEBYTECODE": "1"})
