@@ -26,13 +26,13 @@ import sys
 from pathlib import Path
 
 import matplotlib
-import matplotlib.text
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
 from autograder.grader_side.assignment import Assignment  # noqa: E402
+from autograder.tooling.figures import FigureError, outside_canvas, save  # noqa: E402,F401
 
 depth, norms, params = (Assignment("transformer-block").set.reference(c) for c in ("depth", "norms", "params"))
 
@@ -57,53 +57,6 @@ def _human(n: int) -> str:
     return str(n)
 
 
-class FigureError(RuntimeError):
-    """A figure would be saved with text cut off at the canvas's edge; the message names the text."""
-
-
-def _tick_labels_out_of_view(fig) -> set[int]:
-    """ids of the tick labels matplotlib keeps but does not draw: those of ticks beyond an axis's
-    view limits, and all of those of an axis turned off."""
-    undrawn = set()
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            shown = ax.axison and axis.get_visible()
-            lo, hi = sorted(axis.get_view_interval())
-            slack = (hi - lo) * 1e-9
-            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
-                loc = tick.get_loc()
-                if not shown or loc is None or not lo - slack <= loc <= hi + slack:
-                    undrawn.update((id(tick.label1), id(tick.label2)))
-    return undrawn
-
-
-def outside_canvas(fig, slack_px: float = 1.0) -> list[str]:
-    """The visible text of ``fig`` (titles, labels, tick labels, legends, notes) that reaches past
-    the edge of its canvas once laid out, and so would be clipped in the saved PNG. Constrained
-    layout makes room for labels but not for a title wider than its panel."""
-    renderer = fig.canvas.get_renderer()
-    fig.draw_without_rendering()
-    box, undrawn = fig.bbox, _tick_labels_out_of_view(fig)
-    cut = []
-    for text in fig.findobj(lambda a: isinstance(a, matplotlib.text.Text)):
-        if not (text.get_visible() and text.get_text().strip()) or id(text) in undrawn:
-            continue
-        extent = text.get_window_extent(renderer)
-        if (extent.x0 < box.x0 - slack_px or extent.x1 > box.x1 + slack_px
-                or extent.y0 < box.y0 - slack_px or extent.y1 > box.y1 + slack_px):
-            cut.append(text.get_text())
-    return cut
-
-
-def _save(fig, path: Path) -> Path:
-    """Write ``fig`` to ``path`` as PNG without a software tag, after checking no text is clipped."""
-    cut = outside_canvas(fig)
-    if cut:
-        plt.close(fig)
-        raise FigureError(f"{path.name}: text runs off the canvas: {cut}; shorten it, or widen the panel")
-    fig.savefig(path, dpi=DPI, metadata={"Software": None})
-    plt.close(fig)
-    return path
 
 
 def params_breakdown(path: Path) -> Path:
@@ -135,7 +88,7 @@ def params_breakdown(path: Path) -> Path:
             transform=ax.transAxes, ha="right", va="top", fontsize=9, color="#444444")
     ax.legend(loc="upper left", frameon=False)
     ax.grid(axis="y", alpha=0.3)
-    return _save(fig, path)
+    return save(fig, path, DPI)
 
 
 def activations(path: Path) -> Path:
@@ -170,7 +123,7 @@ def activations(path: Path) -> Path:
     gap.set_ylabel("difference (× 10⁻³)")
     gap.set_title("tanh approx. − exact GELU")
     gap.grid(alpha=0.3)
-    return _save(fig, path)
+    return save(fig, path, DPI)
 
 
 def grad_norm_depth(path: Path, n_layers: int = 32) -> Path:
@@ -198,7 +151,7 @@ def grad_norm_depth(path: Path, n_layers: int = 32) -> Path:
     ax.set_ylim(lo, 10 ** math.ceil(math.log10(max(res)) + 0.3))
     ax.legend(loc="lower right", frameon=False)
     ax.grid(alpha=0.3, which="major")
-    return _save(fig, path)
+    return save(fig, path, DPI)
 
 
 def norms_figure(path: Path) -> Path:
@@ -229,7 +182,7 @@ def norms_figure(path: Path) -> Path:
                frameon=False)
     fig.suptitle("LayerNorm forgets both scale and shift; RMSNorm forgets only scale "
                  "(γ = 1, β = 0)")
-    return _save(fig, path)
+    return save(fig, path, DPI)
 
 
 FIGURES = {

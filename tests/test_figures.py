@@ -37,7 +37,7 @@ def test_a_title_wider_than_its_panel_is_caught(script):
         right.plot([0, 90], [0, 1.2])
         assert script.outside_canvas(fig) == ["Many random keys: the threshold filters cross-talk"]
         with pytest.raises(script.FigureError, match="cross-talk"):
-            script._save(fig, REPO / "never-written.png")
+            script.save(fig, REPO / "never-written.png", script.DPI)
     assert not (REPO / "never-written.png").exists()
 
 

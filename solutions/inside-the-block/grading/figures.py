@@ -26,11 +26,12 @@ import sys
 from pathlib import Path
 
 import matplotlib
-import matplotlib.text
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
+
+from autograder.tooling.figures import FigureError, outside_canvas, save  # noqa: E402,F401
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUTDIR = HERE.parent / "figures"
@@ -54,53 +55,6 @@ def _reference(concept: str):
 costs, lens, memory, superposition = (_reference(c) for c in ("costs", "lens", "memory", "superposition"))
 
 
-class FigureError(RuntimeError):
-    """A figure would be saved with text cut off at the canvas's edge; the message names the text."""
-
-
-def _tick_labels_out_of_view(fig) -> set[int]:
-    """ids of the tick labels matplotlib keeps but does not draw: those of ticks beyond an axis's
-    view limits, and all of those of an axis turned off."""
-    undrawn = set()
-    for ax in fig.axes:
-        for axis in (ax.xaxis, ax.yaxis):
-            shown = ax.axison and axis.get_visible()
-            lo, hi = sorted(axis.get_view_interval())
-            slack = (hi - lo) * 1e-9
-            for tick in axis.get_major_ticks() + axis.get_minor_ticks():
-                loc = tick.get_loc()
-                if not shown or loc is None or not lo - slack <= loc <= hi + slack:
-                    undrawn.update((id(tick.label1), id(tick.label2)))
-    return undrawn
-
-
-def outside_canvas(fig, slack_px: float = 1.0) -> list[str]:
-    """The visible text of ``fig`` (titles, labels, tick labels, legends, notes) that reaches past
-    the edge of its canvas once laid out, and so would be clipped in the saved PNG. Constrained
-    layout makes room for labels but not for a title wider than its panel."""
-    renderer = fig.canvas.get_renderer()
-    fig.draw_without_rendering()
-    box, undrawn = fig.bbox, _tick_labels_out_of_view(fig)
-    cut = []
-    for text in fig.findobj(lambda a: isinstance(a, matplotlib.text.Text)):
-        if not (text.get_visible() and text.get_text().strip()) or id(text) in undrawn:
-            continue
-        extent = text.get_window_extent(renderer)
-        if (extent.x0 < box.x0 - slack_px or extent.x1 > box.x1 + slack_px
-                or extent.y0 < box.y0 - slack_px or extent.y1 > box.y1 + slack_px):
-            cut.append(text.get_text())
-    return cut
-
-
-def _save(fig, path: Path) -> Path:
-    """Write ``fig`` to ``path`` as PNG without a software tag, after checking no text is clipped."""
-    cut = outside_canvas(fig)
-    if cut:
-        plt.close(fig)
-        raise FigureError(f"{path.name}: text runs off the canvas: {cut}; shorten it, or widen the panel")
-    fig.savefig(path, dpi=DPI, metadata={"Software": None})
-    plt.close(fig)
-    return path
 
 
 def costs_figure(path: Path) -> Path:
@@ -131,7 +85,7 @@ def costs_figure(path: Path) -> Path:
     right.legend(frameon=False)
     right.grid(alpha=0.3, which="major")
     fig.suptitle("What a stack costs: both axes logarithmic, so a power law is a straight line")
-    return _save(fig, path)
+    return save(fig, path, DPI)
 
 
 def lens_figure(path: Path, prompts: int = 200) -> Path:
@@ -169,7 +123,7 @@ def lens_figure(path: Path, prompts: int = 200) -> Path:
     right.set_title("One prompt: softmax of each row (● = guess)")
     fig.colorbar(image, ax=right, shrink=0.8, label="probability")
     fig.suptitle("The logit lens on a TinyLM trained to repeat the first token (dotted: the answer)")
-    return _save(fig, path)
+    return save(fig, path, DPI)
 
 
 def memory_figure(path: Path) -> Path:
@@ -211,7 +165,7 @@ def memory_figure(path: Path) -> Path:
     right.legend(frameon=False)
     right.grid(alpha=0.3)
     fig.suptitle("An MLP as a key-value memory: rows of W1 are keys, columns of W2 are values")
-    return _save(fig, path)
+    return save(fig, path, DPI)
 
 
 def superposition_figure(path: Path) -> Path:
@@ -261,7 +215,7 @@ def superposition_figure(path: Path) -> Path:
     worst.legend(frameon=False)
     worst.grid(alpha=0.3)
     fig.suptitle(f"Superposition with n = {n} features and b = {bias} (blue: on, red: off but lit)")
-    return _save(fig, path)
+    return save(fig, path, DPI)
 
 
 FIGURES = {
