@@ -82,7 +82,8 @@ def test_no_prefix_is_ever_taken(text):
     ("2 thousand and 48", "goes on"),
     ("2 x 3", "goes on"), ("14 (or 13.5)", "more than one answer"), ("201M (201,326,592)", "more than one number"),
     ("1e999", "not a finite number"), ("1e99999999", "not a finite number"), ("LSTM/GRU 4", "does not start"),
-    ("4, LSTM/GRU", "more than one answer")])
+    ("4, LSTM/GRU", "more than one answer"), ("6.7 bil", "more than one way"), ("201 mln", "more than one way"),
+    ("2 lakh", "more than one way"), ("7e9 * 2 / 1e9 = 14", "not a form")])
 def test_what_is_not_one_number_is_not_read_and_says_why(text, problem):
     reading = numbers.read(text)
     assert reading.value is None and problem in reading.problem, (text, reading)
@@ -90,7 +91,8 @@ def test_what_is_not_one_number_is_not_read_and_says_why(text, problem):
 
 @pytest.mark.parametrize("text, value", [
     ("2, since the MLP has 8 d^2 weights and attention 4 d^2", 2), ("6.70e9, close to the exact 6.74e9", 6.70e9),
-    ("6,704,594,944 (about 6.7 billion)", 6704594944), ("4 times as many", 4), ("2 , since", 2), ("14 at fp16", 14)])
+    ("6,704,594,944 (about 6.7 billion)", 6704594944), ("4 times as many", 4), ("2 , since", 2), ("14 at fp16", 14),
+    ("6.7 billions", 6.7e9), ("= 14", 14), ("2e+08", 2e8), ("0.2 billion", 2e8), ("6.7 Bn", 6.7e9)])
 def test_an_explanation_after_the_number_is_allowed(text, value):
     assert numbers.read(text).value == value
 

@@ -10,9 +10,10 @@ in the contract's form:
 | thousands separators, one kind per number: ``,`` ``_`` or a plain, thin or no-break space | ``201,326,592``, ``201 326 592``, ``201_326_592`` -> 201326592 |
 | scientific and typeset powers of ten | ``2.01e8``, ``2.01 x 10^8``, ``2.01 × 10⁸``, ``2.01·10^8``, ``2.01*10**8``, ``10^9`` |
 | a fraction or a ratio | ``512/256``, ``2:1`` -> 2 |
-| a scale word; a scale letter where the question names no unit | ``6.7 billion``, ``201 million``, ``13.5 thousand``; ``13.5k``, ``201M``, ``6.7B``, ``6.7bn`` |
+| a scale word; a scale letter where the question names no unit | ``6.7 billion``, ``6.7 billions``, ``201 million``, ``13.5 thousand``; ``13.5k``, ``201M``, ``6.7B``, ``6.7bn`` |
 | the question's unit, where it names one | ``14 GB``, ``14GB``, ``14 gigabytes`` -> 14; a unit of the same kind that is not it (``GiB``, ``MB``, ``bits``) is reported, never converted, and the question's rule says whether that is wrong or a TA's |
-| a hedge before the number, a multiplier after a factor | ``about 14``, ``~14``, ``≈ 14``, ``roughly 14``; ``4x``, ``4 times`` |
+| a scale readers read differently | ``6.7 bil``, ``201 mln``, ``2 lakh``: not read (a TA reads it) |
+| a hedge before the number, a multiplier after a factor | ``about 14``, ``~14``, ``≈ 14``, ``= 14``, ``roughly 14``; ``4x``, ``4 times`` |
 | an explanation after it: a word, a bracket, or a comma, colon, semicolon or dash and a word | ``2, since 8 d^2 / 4 d^2`` -> 2, ``6.7e9 (two figures)`` -> 6.7e9, as long as it offers no alternative |
 
 Anything else is not read (``Reading.value`` is None, ``Reading.problem`` says why), and the
@@ -61,10 +62,14 @@ _NUMBER = re.compile(
     r"(?P<sign>[-+])?\s*(?:"
     rf"(?P<power>{_POWER})"
     rf"|(?P<mantissa>{_MANTISSA})(?:[eE](?P<e>[-+]?\d+)|\s*{_TIMES}\s*(?P<typeset>{_POWER}))?)")
-_HEDGE = re.compile(r"(?:about|approximately|approx\.?|roughly|around|circa|ca\.|nearly|almost|~|∼|≈|≃)\s*",
+_HEDGE = re.compile(r"(?:about|approximately|approx\.?|roughly|around|circa|ca\.|nearly|almost|~|∼|≈|≃|=)\s*",
                     re.IGNORECASE)
-_SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12}      # powers of ten
-_SCALE_LETTERS = {"k": 3, "K": 3, "M": 6, "mn": 6, "B": 9, "bn": 9, "G": 9, "T": 12}
+_SCALE_WORDS = {"thousand": 3, "million": 6, "billion": 9, "trillion": 12,       # powers of ten
+                "thousands": 3, "millions": 6, "billions": 9, "trillions": 12}
+_SCALE_LETTERS = {"k": 3, "K": 3, "M": 6, "mn": 6, "B": 9, "bn": 9, "Bn": 9, "G": 9, "T": 12}
+# Scales written in ways that mean different things to different readers: a TA reads them.
+_UNCLEAR_SCALES = frozenset({"mil", "mill", "mils", "mln", "bil", "bill", "bln", "tn", "tril", "thou", "mm", "lakh",
+                             "lakhs", "crore", "crores"})
 _MULTIPLIER = re.compile(r"\s*(?:[x×]|times|-?fold)(?![\w^*])", re.IGNORECASE)
 _WORD = re.compile(r"\s*([A-Za-z%]+)(?![\w^])")
 # What an explanation may not contain: another number, in digits or in words, or an alternative.
@@ -98,6 +103,8 @@ def read(text: str, unit: Unit | None = None) -> Reading:
         return Reading(None, "it does not start with a number in digits")
     value, end = first
     value, end, given = _scale_and_unit(s, value, end, unit)
+    if math.isnan(value):
+        return Reading(None, "its scale word can be read more than one way; write it out (million, billion)")
     problem = _explanation_problem(s[end:])
     if problem:
         return Reading(None, problem, given)
@@ -139,6 +146,8 @@ def _scale_and_unit(s: str, value: float, end: int, unit: Unit | None) -> tuple[
         power = _SCALE_WORDS.get(word[1].lower()) or _SCALE_LETTERS[word[1]]
         value = float(f"{value!r}e{power}")      # 201.326592 million is 201326592 exactly, not 201326591.99...
         end = word.end()
+    elif word and word[1].lower() in _UNCLEAR_SCALES:
+        return math.nan, end, None
     times = _MULTIPLIER.match(s, end)
     if times and not re.match(r"\s*\d", s[times.end():]):
         end = times.end()
