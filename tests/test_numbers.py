@@ -39,13 +39,14 @@ def test_any_whole_number_written_any_listed_way_reads_back_to_itself(n):
         assert numbers.read(text).value == n, text
 
 
-@given(st.integers(min_value=1, max_value=10**6), st.sampled_from(sorted(numbers._SCALE_WORDS)),
+@given(st.integers(min_value=1, max_value=10**6), st.sampled_from(["thousand", "million", "billion", "trillion"]),
        st.integers(min_value=0, max_value=3))
 def test_scale_words_and_letters_read_exactly(mantissa, word, decimals):
     figure = mantissa / 10 ** decimals
     want = float(f"{figure!r}e{numbers._SCALE_WORDS[word]}")
     assert numbers.read(f"{figure!r} {word}").value == want
     assert numbers.read(f"{figure!r} {word.capitalize()}").value == want
+    assert numbers.read(f"{figure!r} {word}s").value == want
     letter = {"thousand": "k", "million": "M", "billion": "B", "trillion": "T"}[word]
     assert numbers.read(f"{figure!r}{letter}").value == want
 
