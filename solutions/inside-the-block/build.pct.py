@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from student_side import check, ready
 
 _ = torch.manual_seed(0)
+torch.set_num_threads(1)   # tensors this small run faster on one thread, and far faster on a busy machine
 
 # %% md
 # ## The model
@@ -212,7 +213,7 @@ def settled_at(guesses):
 # position, predict the **first** token of the sequence. The course trained it once (150 steps of
 # Adam on random sequences, with `copy_first.py` next to this notebook) and ships its weights as
 # `trained/copy_first.pt`, so loading takes a moment. Set `RETRAIN = True` in that cell to train
-# it yourself instead: a few CPU-seconds on one thread, up to a minute on a busy shared machine.
+# it yourself instead: 2 to 4 CPU-seconds on one thread, up to 15 s of waiting on a busy machine.
 #
 # The cell after it reads the lens on three prompts with your functions. Before you run it, guess:
 # will the first block already know the answer?
@@ -220,7 +221,7 @@ def settled_at(guesses):
 # %% code grader=skip
 import copy_first   # copy_first.py, next to this notebook: the task, its training and the shipped weights
 
-RETRAIN = False     # True: train here instead of loading, 2 to 4 CPU-seconds (up to a minute on a busy machine)
+RETRAIN = False     # True: train here instead of loading: 2 to 4 CPU-seconds (up to 15 s on a busy machine)
 if RETRAIN:
     trained, loss = copy_first.trained_model(TinyLM)              # the same training, on one thread
     print(f"trained here, loss after training: {loss:.3f}")
