@@ -129,6 +129,8 @@ def test_ready_echoes_what_the_grader_reads(capsys, monkeypatch):
     assert "`c3_layer_4096` reads as 201,326,592" in shown and "`c4_7b_gb` reads as 14" in shown, shown
     with pytest.raises(CheckFailed, match="more than one answer"):
         ready("c4_7b_gb", ns={"c4_7b_gb": "13.48 or 14"})
+    with pytest.raises(CheckFailed, match="reads as 201, fewer weights .* not in millions"):
+        ready("c3_layer_4096", ns={"c3_layer_4096": "201"})
 
 
 def test_shown():

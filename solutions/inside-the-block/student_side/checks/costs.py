@@ -5,10 +5,22 @@ import numpy as np
 from ..numbers import GB
 from . import as_count, as_number, check, expect
 
+
+def _count_of_weights(value, name: str) -> float:
+    """A C3 count as the grader reads it, and a count of weights: a layer of width 4096 holds at
+    least 4096 x 4096 of them, so a smaller number is a count in millions or billions."""
+    got = as_number(value, name)
+    expect(got >= 4096 ** 2, f"{name} reads as {got:g}, fewer weights than one 4096 x 4096 matrix holds: give the "
+                             "count itself, not in millions or billions")
+    return got
+
+
 # The form each answer variable must have to be graded (the TODO boxes say it).
-FORMS = {name: (lambda v, name=name, unit=(GB if name.startswith("c4_") else None): as_number(v, name, unit))
-         for name in ("c2_double_T", "c2_double_N", "c3_double_d", "c3_layer_4096", "c3_estimate_7b", "c4_7b_gb",
-                      "c4_70b_4bit_gb")}
+FORMS = {
+    **{name: (lambda v, name=name: as_number(v, name)) for name in ("c2_double_T", "c2_double_N", "c3_double_d")},
+    **{name: (lambda v, name=name: _count_of_weights(v, name)) for name in ("c3_layer_4096", "c3_estimate_7b")},
+    **{name: (lambda v, name=name: as_number(v, name, GB)) for name in ("c4_7b_gb", "c4_70b_4bit_gb")},
+}
 
 
 @check("C2", points=2, hidden=False,
