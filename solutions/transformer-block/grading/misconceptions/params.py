@@ -86,7 +86,7 @@ q3_most_weights = "layer norm"
     wrong(
         "C4-with-biases",
         "Counts the biases too, where the question asks for weights only.",
-        "C4 leaves the biases out: check that d = 8 gives exactly 256 and 512.",
+        "C4 counts weights only: attention_weights(6) is exactly 4 * 6 * 6 = 144.",
         "C4_code",
         '''
 def attention_weights(d):

@@ -13,15 +13,18 @@ PARTS = ("embeddings", "attention", "mlp", "norms", "total")
 
 
 @check("C4", points=2, hidden=False,
-       says="attention_weights and mlp_weights give 256 and 512 for d=8, 64 and 128 for d=4; mlp_weights(4, 10) is 80")
+       says="attention_weights gives 144 for d=6 and 64 for d=4; mlp_weights(6, 10) is 120, mlp_weights(4, 10) 80")
 def test_C4_worked_example(student):
-    for d, attention, mlp in [(8, 256, 512), (4, 64, 128)]:
-        got = (as_count(student.call("attention_weights", d), f"attention_weights({d})"),
-               as_count(student.call("mlp_weights", d), f"mlp_weights({d})"))
-        expect(got == (attention, mlp), f"for d={d} expected {attention} attention and {mlp} MLP weights, got {got}")
-    got = as_count(student.call("mlp_weights", 4, 10), "mlp_weights(4, 10)")
-    expect(got == 80, f"mlp_weights(4, 10) should be 2 * 4 * 10 = 80, got {got!r}: use the d_ff you are given, and "
-                      "4d only when it is None")
+    # Widths where d_ff is given: the default width's counts are left to the hidden checks, since
+    # any pair of them shows the ratio q4_ratio asks for.
+    for d, want in [(6, 144), (4, 64)]:
+        got = as_count(student.call("attention_weights", d), f"attention_weights({d})")
+        expect(got == want, f"attention_weights({d}) should be {want}, got {got}: attention has four d x d "
+                            "projections, no biases")
+    for d, d_ff, want in [(6, 10, 120), (4, 10, 80)]:
+        got = as_count(student.call("mlp_weights", d, d_ff), f"mlp_weights({d}, {d_ff})")
+        expect(got == want, f"mlp_weights({d}, {d_ff}) should be 2 * {d} * {d_ff} = {want}, got {got!r}: two matrices, "
+                            "d -> d_ff and back, no biases; use the d_ff you are given, and 4d only when it is None")
 
 
 def _expect_counts(student, config, want, label, show_expected=True):
