@@ -40,8 +40,8 @@ torch.set_num_threads(1)   # tensors this small run faster on one thread, and fa
 #
 # The cell below defines `TinyLM`, a decoder-only transformer small enough to read in full. It
 # works on one sequence at a time: `tokens` is a 1-D `LongTensor` of $T$ token ids
-# ($T \le$ `max_len`), and `model(tokens)` returns logits of shape `(T, vocab_size)`, one row per
-# position, each predicting the token that comes next.
+# ($T \le$ `max_len`), and a model called on them, `untrained_model(tokens)` for instance, returns
+# logits of shape `(T, vocab_size)`, one row per position, each predicting the token that comes next.
 #
 # - `embed(tokens)` turns each token id into its row of `tok_emb` and adds the row of `pos_emb` for
 #   its position: the residual stream $h$, of shape `(T, d_model)`, enters the first block.
