@@ -21,7 +21,7 @@
 #   may be an `int`, a `float` or a short string that states one number (`"3.5e9"`,
 #   `"3,500,000,000"`, `"3.5 billion"`); the hidden check cell echoes the number it read.
 #
-# 32 points, all graded automatically (C1 to C4).
+# 32 points, all graded automatically (C1 to C5).
 
 # %% code
 from student_side import check, ready
@@ -103,7 +103,7 @@ c1_categories = {
 # %% checks C1
 
 # %% md
-# ## C2 · Attention's bill, paid in every block (7 points)
+# ## C2 · Attention's bill, paid in every block (5 points)
 #
 # One head of self-attention compares every query with every key: for a sequence of $T$ tokens,
 # $QK^\top$ is a $T \times T$ matrix of scores. A causal mask hides the scores above the diagonal,
@@ -116,7 +116,7 @@ c1_categories = {
 # which of these numbers the count depends on linearly, and which one it does not.
 
 # %% md
-# > **TODO (C2, 7 points, about 3 lines).** Write
+# > **TODO (C2, 5 points, about 3 lines).** Write
 # >
 # > - `attention_scores(batch, heads, T, n_layers)`: the number of attention scores one forward pass
 # >   computes, over all heads of all blocks for the whole batch, as an `int`;
@@ -146,7 +146,7 @@ c2_double_N = 2
 # %% checks C2
 
 # %% md
-# ## C3 · Weights per layer, and for a whole model (8 points)
+# ## C3 · Weights per layer, and for a whole model (7 points)
 #
 # Count only the weight matrices, no biases and no norms (they add a multiple of $d$, not of
 # $d^2$). A block then has
@@ -162,7 +162,7 @@ c2_double_N = 2
 # (week 4, B5).
 
 # %% md
-# > **TODO (C3, 8 points, about 4 lines).**
+# > **TODO (C3, 7 points, about 4 lines).**
 # >
 # > - `layer_weights(d)`: the weights of one layer as counted above, an `int`;
 # > - `model_weights(d, n_layers, vocab_size)`: $N$ layers plus the two $V \times d$ tables, an `int`;
@@ -209,7 +209,7 @@ c3_estimate_7b = model_weights(4096, 32, 32000)
 # %% checks C3
 
 # %% md
-# ## C4 · Memory for the weights (5 points)
+# ## C4 · Memory for the weights (4 points)
 #
 # To run a model, its weights must first sit in memory. How much memory depends on how many bits
 # each weight is stored in: 32 for a plain `float32`, 16 for `float16` or `bfloat16` (the usual
@@ -220,7 +220,7 @@ c3_estimate_7b = model_weights(4096, 32, 32000)
 # attention matrices), on top of the weights.
 
 # %% md
-# > **TODO (C4, 5 points, about 3 lines).**
+# > **TODO (C4, 4 points, about 3 lines).**
 # >
 # > - `weights_memory_gb(n_params, bits=16)`: the GB that `n_params` weights take at `bits` bits
 # >   each, as a `float`;
@@ -252,3 +252,55 @@ c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)
 ### END SOLUTION
 
 # %% checks C4
+
+# %% md
+# ## C5 · When attention's work overtakes the weights' (4 points)
+#
+# C2 counted attention's scores and C3 a layer's weights. Both turn into work, counted here in
+# multiply-adds for **one token in one layer**:
+#
+# - every weight of the layer is used once per token (each row of a matrix meets the token's
+#   vector once), so the weights cost as many multiply-adds as C3's `layer_weights(d)`;
+# - attention's own work does not touch the weights: the token's query meets each of the $T$ keys
+#   (a dot product of $d$ numbers), and its output mixes the $T$ value vectors by those scores
+#   ($d$ numbers each). As in C2, count all $T$ positions, masked or not.
+#
+# The weights' work does not depend on $T$; attention's grows with it. For a short context the
+# weights dominate, and past some length attention's work is the larger. Over a whole sequence of
+# $T$ tokens both bills are $T$ times larger, which is where attention's $T^2$ comes from.
+
+# %% md
+# > **TODO (C5, 4 points, about 4 lines).** Write
+# >
+# > - `attention_work(T, d)`: the multiply-adds attention's scores and its weighted sum of values
+# >   take for one token in one layer, over a context of $T$ positions, as an `int`;
+# > - `crossover_length(d)`: the smallest $T$ at which `attention_work(T, d)` is at least
+# >   `layer_weights(d)` (your C3 function), as an `int` (a closed form, or a search);
+# > - `c5_crossover_4096`: that length for $d = 4096$, as a number, within 1%.
+# >
+# > **Checked:** `attention_work(3, 2)` is 12 and `attention_work(5, 4)` is 40, and
+# > `crossover_length(3)` is the first $T$ where your `attention_work` reaches your
+# > `layer_weights` (visible); other lengths and widths, and the number (hidden).
+
+# %% solution id=C5_code
+def attention_work(T, d):
+    """Multiply-adds for one token in one layer: its query against T keys, then T values mixed."""
+    ### BEGIN SOLUTION
+    return 2 * T * d
+    ### END SOLUTION
+
+
+def crossover_length(d):
+    """The smallest T with attention_work(T, d) >= layer_weights(d)."""
+    ### BEGIN SOLUTION
+    return 6 * d
+    ### END SOLUTION
+
+
+# Your answer, in this form:
+# c5_crossover_4096 = ...  # a number, within 1%
+### BEGIN SOLUTION
+c5_crossover_4096 = crossover_length(4096)
+### END SOLUTION
+
+# %% checks C5

@@ -13,10 +13,11 @@ CONCEPTS = ("roles", "costs", "lens", "memory", "superposition")
 
 QUESTIONS = [
     Question("C1", "concepts", 12, "roles", ("c1_categories",)),
-    Question("C2", "concepts", 7, "costs", ("attention_scores", "c2_double_T", "c2_double_N")),
-    Question("C3", "concepts", 8, "costs",
+    Question("C2", "concepts", 5, "costs", ("attention_scores", "c2_double_T", "c2_double_N")),
+    Question("C3", "concepts", 7, "costs",
              ("layer_weights", "model_weights", "c3_double_d", "c3_layer_4096", "c3_estimate_7b")),
-    Question("C4", "concepts", 5, "costs", ("weights_memory_gb", "c4_7b_gb", "c4_70b_4bit_gb")),
+    Question("C4", "concepts", 4, "costs", ("weights_memory_gb", "c4_7b_gb", "c4_70b_4bit_gb")),
+    Question("C5", "concepts", 4, "costs", ("attention_work", "crossover_length", "c5_crossover_4096")),
     # LensLM is the student's; TinyLM is the notebook's given model, which B1's visible check also runs.
     Question("B1", "build", 14, "lens", ("LensLM", "TinyLM")),
     Question("B2", "build", 8, "lens", ("lens_guesses", "token_probability", "settled_at")),
@@ -39,6 +40,7 @@ TOPICS = {
 }
 
 # Questions whose solution builds on another's (interferes reads features back with the student's
-# own feature_directions and readout): the mutation report never puts their wrong answers in one
+# own feature_directions and readout; crossover_length compares with the student's layer_weights):
+# the mutation report never puts their wrong answers in one
 # submission.
-BUILDS_ON = {"B5": "B4"}
+BUILDS_ON = {"B5": "B4", "C5": "C3"}

@@ -1,9 +1,11 @@
-"""Hidden checks for `costs`: attention scores (C2), weights per layer and per model (C3), memory (C4)."""
+"""Hidden checks for `costs`: attention scores (C2), weights per layer and per model (C3), memory (C4),
+and where attention's work overtakes the weights' (C5)."""
 import math
 
 from autograder.student_side.checks import as_count, as_number, check, expect
 from autograder.student_side.numbers import GB, shown
 
+from ...student_side.checks.costs import expect_crossover
 from ..reference import costs as ref
 
 
@@ -19,14 +21,15 @@ def _expect_about(student, name: str, why: str, unit=None) -> None:
     window = ref.WINDOWS[name]
     if window.holds(got):
         return
-    scale = next((said for factor, said in ref.SCALES.items() if window.holds(got * factor)), None)
+    scales = ref.SCALES if unit is None else ref.GB_SCALES
+    scale = next((said for factor, said in scales.items() if window.holds(got * factor)), None)
     expect(False, f"{name}: {shown(got)} is the right number {scale}; give it as {'GB' if unit else 'a plain count'}"
            if scale else f"{name}: {shown(got)} is not it; {why}")
 
 
 # ---- C2 ----------------------------------------------------------------------------------------
 
-@check("C2", points=3, hidden=True,
+@check("C2", points=2, hidden=True,
        says="attention_scores for other batches, head counts, lengths and depths, as ints")
 def test_C2_counts(student):
     for args in [(1, 12, 1024, 12), (3, 5, 7, 2), (1, 1, 1, 1), (8, 32, 4096, 32), (2, 1, 9, 5)]:
@@ -72,7 +75,7 @@ def test_C3_layer_4096(student):
     _expect_about(student, "c3_layer_4096", "apply the per-layer rule at d = 4096")
 
 
-@check("C3", points=2, hidden=True,
+@check("C3", points=1, hidden=True,
        says="c3_estimate_7b: the rule's estimate for d=4096, 32 layers and 32,000 tokens, tables included")
 def test_C3_estimate_7b(student):
     _expect_about(student, "c3_estimate_7b", "the rule's estimate (not another model's count): 32 layers, "
@@ -81,7 +84,7 @@ def test_C3_estimate_7b(student):
 
 # ---- C4 ----------------------------------------------------------------------------------------
 
-@check("C4", points=2, hidden=True, says="weights_memory_gb for other sizes and for 32, 8 and 4 bits per weight")
+@check("C4", points=1, hidden=True, says="weights_memory_gb for other sizes and for 32, 8 and 4 bits per weight")
 def test_C4_memory(student):
     for n, bits in [(124_439_808, 16), (6_738_415_616, 16), (70_000_000_000, 8), (13_000_000_000, 4), (3, 32)]:
         args, kwargs = ((n,), {}) if bits == 16 else ((n,), {"bits": bits})
@@ -99,3 +102,26 @@ def test_C4_7b(student):
 @check("C4", points=1, hidden=True, says="c4_70b_4bit_gb: the gigabytes 70 billion weights take at 4 bits")
 def test_C4_70b_4bit(student):
     _expect_about(student, "c4_70b_4bit_gb", "a 4-bit weight is half a byte", GB)
+
+
+# ---- C5 ----------------------------------------------------------------------------------------
+
+@check("C5", points=1, hidden=True, says="attention_work for other lengths and widths, as ints")
+def test_C5_work(student):
+    for T, d in [(1024, 768), (1, 1), (7, 3), (32768, 4096)]:
+        got = as_count(student.call("attention_work", T, d), "attention_work(T, d)")
+        expect(got == ref.attention_work(T, d), "attention_work(T, d) is wrong for one of the hidden cases: the query "
+                                                "meets T keys of d numbers, and the output mixes T values of d numbers")
+
+
+@check("C5", points=1, hidden=True,
+       says="crossover_length for other widths: the first T at which your attention_work reaches your layer_weights")
+def test_C5_crossover(student):
+    for d in (768, 1, 5, 4096):
+        expect_crossover(student, d, hidden=True)
+
+
+@check("C5", points=1, hidden=True, says="c5_crossover_4096: the length at which attention's work reaches the weights'")
+def test_C5_crossover_4096(student):
+    _expect_about(student, "c5_crossover_4096", "count attention's multiply-adds per token (keys, then values) and "
+                                                "compare them with one layer's weights at d = 4096")

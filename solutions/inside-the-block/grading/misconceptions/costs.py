@@ -1,5 +1,5 @@
 """Misconceptions of `costs`: attention scores in a stack (C2), weights per layer and per model
-(C3), and the memory the weights take (C4)."""
+(C3), the memory the weights take (C4), and where attention's work overtakes the weights' (C5)."""
 from autograder.grader_side.misconceptions import changed, variant, wrong
 
 # The correct C3 functions, written so that one line can be made wrong.
@@ -21,6 +21,23 @@ def weights_memory_gb(n_params, bits=16):
 
 c4_7b_gb = weights_memory_gb(7e9)
 c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)
+'''
+
+# The correct C5 functions (layer_weights comes from C3, as in the notebook).
+_WORK = _LAYER + '''
+
+def attention_work(T, d):
+    return 2 * T * d
+
+
+def crossover_length(d):
+    T = 1
+    while attention_work(T, d) < layer_weights(d):
+        T += 1
+    return T
+
+
+c5_crossover_4096 = 6 * 4096
 '''
 
 ENTRIES = [
@@ -201,6 +218,39 @@ c3_estimate_7b = 6.7
         changed(_MEMORY, "c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)",
                 "c4_70b_4bit_gb = weights_memory_gb(70e9)"),
     ),
+    # ---- C5 ------------------------------------------------------------------------------------
+    wrong(
+        "C5-scores-without-values",
+        "Counts the query against the keys but not the weighted sum of the values, so attention's work per "
+        "token is T d and the crossover twice as late.",
+        "After the scores, the output mixes T value vectors of d numbers each: that is as much work again.",
+        "C5_code",
+        changed(_WORK, "return 2 * T * d", "return T * d").replace("c5_crossover_4096 = 6 * 4096",
+                                                                  "c5_crossover_4096 = 12 * 4096"),
+    ),
+    wrong(
+        "C5-attention-weights-only",
+        "Compares attention's work with attention's own weights (4 d^2) instead of the whole layer's.",
+        "A token passes through every weight of the layer, the MLP's included: compare with layer_weights(d).",
+        "C5_code",
+        changed(_WORK, "while attention_work(T, d) < layer_weights(d):", "while attention_work(T, d) < 4 * d * d:")
+        .replace("c5_crossover_4096 = 6 * 4096", "c5_crossover_4096 = 2 * 4096"),
+    ),
+    wrong(
+        "C5-overtakes-strictly",
+        "Gives the first T at which attention's work is larger than the weights', one past where it reaches them.",
+        "The question asks for the first T at which attention's work is at least the layer's weights.",
+        "C5_code",
+        changed(_WORK, "while attention_work(T, d) < layer_weights(d):",
+                "while attention_work(T, d) <= layer_weights(d):"),
+    ),
+    wrong(
+        "C5-in-thousands",
+        "Gives the crossover for d = 4096 in thousands of tokens (24.6) where a length is asked for.",
+        "The answer is a number of tokens: 24.6 thousand is written as the number itself.",
+        "C5_code",
+        _WORK.replace("c5_crossover_4096 = 6 * 4096", "c5_crossover_4096 = 24.6"),
+    ),
 ]
 
 VARIANTS = [
@@ -289,4 +339,20 @@ c4_70b_4bit_gb = 35
             .replace("c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)", "c4_70b_4bit_gb = \"35GB\"")),
     variant("C4-own-estimate", "C4_code", _MEMORY.replace("c4_7b_gb = weights_memory_gb(7e9)",
                                                          "c4_7b_gb = weights_memory_gb(6_704_594_944)")),
+    variant("C5-closed-form-and-text", "C5_code", _LAYER + '''
+
+def attention_work(T, d):
+    keys = T * d        # the query against every key
+    values = T * d      # the values mixed by the scores
+    return keys + values
+
+
+def crossover_length(d):
+    return layer_weights(d) // (2 * d)
+
+
+c5_crossover_4096 = "24,576 tokens"
+'''),
+    variant("C5-rounded", "C5_code", _WORK.replace("c5_crossover_4096 = 6 * 4096",
+                                                    "c5_crossover_4096 = \"about 24.6 thousand\"")),
 ]

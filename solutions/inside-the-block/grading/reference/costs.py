@@ -43,6 +43,22 @@ def weights_memory_gb(n_params, bits: int = 16) -> float:
 MEMORY_7B_GB = weights_memory_gb(7e9)                 # 14.0
 MEMORY_70B_4BIT_GB = weights_memory_gb(70e9, bits=4)  # 35.0
 
+# C5 -----------------------------------------------------------------------------------------
+
+
+def attention_work(T: int, d: int) -> int:
+    """Multiply-adds of attention itself for one token in one layer: its query against T keys (d
+    each), then T value vectors (d each) mixed by the scores; all T positions, masked or not."""
+    return 2 * T * d
+
+
+def crossover_length(d: int) -> int:
+    """The smallest T with attention_work(T, d) >= layer_weights(d): 2 T d >= 12 d^2, T = 6 d."""
+    return 6 * d
+
+
+CROSSOVER_4096 = crossover_length(4096)          # 24,576
+
 # ---- what counts as right for the approximate answers -----------------------------------------
 
 
@@ -81,7 +97,14 @@ WINDOWS = {
     # 1%: only 35 itself; GiB is 7% low, 8 and 16 bits are 2 and 4 times too much.
     "c4_70b_4bit_gb": Window(right=(MEMORY_70B_4BIT_GB,), rtol=0.01, rounded=(35.0,), traps={
         "GiB": 70e9 / 2 / 2 ** 30, "at 16 bits": 140.0, "at 8 bits": 70.0, "in bytes": 35e9}),
+    # 1%: 24,576 and "about 24.6 thousand"; leaving out the values (12 d), comparing with attention's
+    # weights only (2 d) or with the whole model are far off.
+    "c5_crossover_4096": Window(right=(CROSSOVER_4096,), rtol=0.01, rounded=(24.6e3, 24_576, 2.46e4), traps={
+        "scores without the values (12 d)": 12 * 4096, "attention's weights only (2 d)": 2 * 4096,
+        "the MLP's weights only (4 d)": 4 * 4096, "T = d": 4096, "in thousands": 24.576}),
 }
 
-# Off by exactly one of these factors, an answer is the right number in the wrong scale.
-SCALES = {1e6: "in millions", 1e9: "in billions", 1e-9: "in bytes"}
+# Off by exactly one of these factors, an answer is the right number in the wrong scale: a count,
+# and a size in GB.
+SCALES = {1e3: "in thousands", 1e6: "in millions", 1e9: "in billions"}
+GB_SCALES = {1e-9: "in bytes", 1e-6: "in kB", 1e-3: "in MB"}
