@@ -11,7 +11,7 @@ import inspect
 import re
 import sys
 
-from . import checks
+from . import checks, numbers
 from .student import CheckFailed, Student, in_process
 
 
@@ -51,11 +51,13 @@ STUB = "see the TODO box"
 class Ready:
     """What a hidden check cell shows once the names it checks are written."""
 
-    def __init__(self, names: tuple[str, ...]):
+    def __init__(self, names: tuple[str, ...], read: dict[str, str]):
         self.names = names
+        self.read = read        # answer -> the number the grader reads in it, as shown
 
     def __repr__(self) -> str:
-        return (f"{', '.join(f'`{n}`' for n in self.names)} written: this cell's hidden checks run when your "
+        echo = "".join(f"; `{n}` reads as {shown}" for n, shown in self.read.items())
+        return (f"{', '.join(f'`{n}`' for n in self.names)} written{echo}: this cell's hidden checks run when your "
                 "notebook is graded")
 
 
@@ -68,6 +70,7 @@ def ready(*names: str, ns: dict | None = None) -> None:
     whether an answer is right: only whether its type or shape can be graded.
     """
     ns = sys._getframe(1).f_globals if ns is None else ns
+    read: dict[str, str] = {}
     for name in names:
         if name not in ns:
             raise CheckFailed(_syntax_error_of(ns)(name) or
@@ -75,12 +78,14 @@ def ready(*names: str, ns: dict | None = None) -> None:
         if _is_stub(ns[name]):
             raise CheckFailed(f"`{name}` still raises NotImplementedError: write it (see the TODO box above it)")
         if name in checks.forms():
-            _readable(name, ns)
+            value = _readable(name, ns)
+            if isinstance(value, float):
+                read[name] = numbers.shown(value)
         elif not callable(ns[name]):   # every other name a check uses is a function or a class it calls
             raise CheckFailed(f"the grader cannot grade `{name}` in this form: it is a {type(ns[name]).__name__}, and "
                               "the checks call it; define it with def (or class) as the TODO box shows")
     from IPython.display import display
-    display(Ready(names))
+    display(Ready(names, read))
 
 
 def _syntax_error_of(ns: dict):
@@ -114,10 +119,11 @@ def _as_python(source: str) -> str:
         return source
 
 
-def _readable(name: str, ns: dict) -> None:
-    """Read the answer ``name`` as the grader will (through the same plain-data codec), in form only."""
+def _readable(name: str, ns: dict):
+    """Read the answer ``name`` as the grader will (through the same plain-data codec), in form
+    only; returns what was read (a number as a float), for the notebook to echo."""
     try:
-        checks.forms()[name](Student(in_process(ns)).value(name))
+        return checks.forms()[name](Student(in_process(ns)).value(name))
     except checks.NeedsReview as exc:
         raise CheckFailed(f"{exc}. To have it graded automatically, write it in the form the TODO box asks for"
                           ) from None

@@ -29,6 +29,7 @@ from typing import Callable
 
 import numpy as np
 
+from .. import numbers
 from ..student import CheckFailed
 
 # The default tolerances (values within atol + rtol * |expected|; gradients looser).
@@ -136,48 +137,34 @@ def expect_close(got, want, what: str, atol: float = ATOL, rtol: float = RTOL) -
 # Python numbers and tensors numpy arrays), into the plain value a check compares. They judge the
 # form only, never whether the answer is right, so ``ready()`` runs them in the notebook too.
 
-# A number as text: "2", "-1.5", "1e-3", or a fraction or ratio of two such ("512/256", "2:1").
-_DECIMAL = r"[-+−]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_NUMBER_TEXT = re.compile(rf"\s*({_DECIMAL})\s*(?:([/:])\s*({_DECIMAL}))?\s*")
-# A number at the start of a sentence that explains it ("2, because ..."), up to a separator.
-_LEADING_NUMBER = re.compile(rf"\s*((?:{_DECIMAL})(?:\s*[/:]\s*{_DECIMAL})?)(?=\s|[,;:()\u2014-]|$)")
-
-
-def _decimal(text: str) -> float:
-    return float(text.replace("\u2212", "-"))
-
-
 def number_in_text(text: str):
-    """The number a short text states ("2", "2.0", "512/256", "2:1"), else None."""
-    found = _NUMBER_TEXT.fullmatch(text)
-    if not found:
-        return None
-    value = _decimal(found.group(1))
-    if found.group(2):
-        below = _decimal(found.group(3))
-        if below == 0:
-            return None
-        value /= below
-    return value if np.isfinite(value) else None
+    """The one number a short text states ("2", "201,326,592", "512/256", "6.7 billion"), else None
+    (``numbers.read`` has the rules)."""
+    return numbers.read(text).value
 
 
-def as_number(value, what: str) -> float:
+def as_number(value, what: str, unit: numbers.Unit | None = None) -> float:
     """A number as a float: a Python or numpy number, a 0-d tensor, or a number written as text
-    ("2.0", "512/256", "2, because ..."). Text the grader cannot read as one number goes to a TA."""
+    ("2.0", "201,326,592", "6.7 billion", "about 14 GB", "2, because ...": ``numbers.read``).
+    Text the grader cannot read as exactly one number goes to a TA, quoted; a unit of ``unit``'s
+    kind that is not it loses the point, or goes to a TA, by ``unit.other_is_wrong``."""
     if isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iuf":
         value = value.item()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         expect(np.isfinite(value), f"{what}: give a finite number")
         return float(value)
     if isinstance(value, str):
-        found = number_in_text(value)
-        leading = _LEADING_NUMBER.match(value)
-        if found is None and leading and not hedges(value[leading.end():]):
-            found = number_in_text(leading.group(1))
-        if found is not None:
-            return found
-        raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
-                          "one number); its points wait for that review", value)
+        reading = numbers.read(value, unit)
+        if reading.value is None:
+            raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
+                              f"one number: {reading.problem}); its points wait for that review", value)
+        if unit is not None and reading.unit is not None and reading.unit not in unit.spellings:
+            asked = f"the question asks for {unit.name} ({unit.meaning}), and your answer is in {reading.unit}"
+            if reading.unit in unit.others and unit.other_is_wrong:
+                raise CheckFailed(f"{what}: {asked}; give the number in {unit.name}")
+            raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} ({asked}); its points wait for "
+                              "that review", value)
+        return reading.value
     if isinstance(value, np.ndarray):
         raise CheckFailed(f"{what}: give one number, not a tensor of shape {tuple(value.shape)} "
                           "(a 0-d tensor, a float or an int all work)")

@@ -64,6 +64,22 @@ def test_B4_readout_example(student):
         expect_close(got, np.array(want), f"readout({x}, square directions, b=-0.2)", atol=1e-6, rtol=1e-5)
 
 
+@check("B4", points=2, hidden=False,
+       says="readout on a batch of two inputs, shape (2, 4), with the square's directions and b=-0.2: rows "
+            "[1, 0, 0, 0] and [0, 1, 1, 0] read [0.8, 0, 0, 0] and [0, 0.8, 0.8, 0]")
+def test_B4_readout_batch_example(student):
+    W = torch.tensor([[1.0, 0.0, -1.0, 0.0], [0.0, 1.0, 0.0, -1.0]])
+    x = torch.tensor([[1.0, 0.0, 0.0, 0.0], [0.0, 1.0, 1.0, 0.0]])
+    got = student.call("readout", x, W, -0.2)
+    expect(isinstance(got, np.ndarray) and got.shape == (2, 4),
+           "readout(x, W, b) for a batch x of shape (2, n) should return shape (2, n), one row of readouts per row "
+           "of x: work on the last dim of x (x @ W.T, then @ W), not on its first")
+    expect_close(got, np.array([[0.8, 0.0, 0.0, 0.0], [0.0, 0.8, 0.8, 0.0]]),
+                 "readout of the rows [1, 0, 0, 0] and [0, 1, 1, 0] with the square's directions and b=-0.2 (each "
+                 "row is read on its own: a feature reads its own value minus the one opposite it, plus b)",
+                 atol=1e-6, rtol=1e-5)
+
+
 @check("B5", points=2, hidden=False,
        says="interferes with b=-0.4: one feature of three is clean, two features of the square (0 and 1) are "
             "clean, one feature of eight interferes")
@@ -72,3 +88,13 @@ def test_B5_worked_example(student):
         got = as_bool(student.call("interferes", n, active, -0.4), "interferes(n, active, b)")
         expect(got == want, f"interferes({n}, {active}, -0.4) should be {want}: read every feature back with "
                             "readout and look for an off feature above 1e-6 or an active one at or below it")
+
+
+@check("B5", points=2, hidden=False,
+       says="interferes(2, [0, 1], -0.4) is True: the two features of n = 2 point in opposite directions, so "
+            "storing both gives h = 0 and neither reads back")
+def test_B5_cancellation_example(student):
+    got = as_bool(student.call("interferes", 2, [0, 1], -0.4), "interferes(n, active, b)")
+    expect(got is True, "interferes(2, [0, 1], -0.4) should be True: the directions (1, 0) and (-1, 0) add up to "
+                        "h = 0, so both active features read relu(0 - 0.4) = 0. An active feature that stays dark is "
+                        "interference too, not only an off feature that lights up")

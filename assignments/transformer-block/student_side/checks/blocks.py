@@ -26,7 +26,8 @@ def _causality(student, cls):
     x2 = x.clone()
     x2[:, -1] = torch.randn(2, 16, generator=g)
     outs = student.module(cls, (16, 4), state=None, forwards=[((x,), {"causal": True}), ((x2,), {"causal": True}),
-                                                              ((x,), {"causal": False}), ((x2,), {"causal": False})],
+                                                              ((x,), {"causal": False}), ((x2,), {"causal": False}),
+                                                              ((x2,), {})],
                           forbid=TRANSFORMER_LAYERS)
     expect(all(isinstance(o, np.ndarray) and o.shape == (2, 6, 16) for o in outs),
            f"{cls}.forward must return a tensor of the input's shape (2, 6, 16)")
@@ -35,6 +36,9 @@ def _causality(student, cls):
            "positions see the future")
     expect(not np.allclose(outs[2][:, 0], outs[3][:, 0], atol=1e-5),
            f"{cls} with causal=False: position 0 should see (and depend on) the last token")
+    expect(np.allclose(outs[4], outs[1], atol=1e-5),
+           f"{cls}.forward(x) without the causal argument should be masked, as forward(x, causal=True): keep the "
+           "given signature's default causal=True")
 
 
 def _quiet_state(d, d_ff, seed):
@@ -72,6 +76,28 @@ def _quiet_block(student, cls):
     return x, state, out
 
 
+def _mlp_only(student, cls):
+    """(x, state, output) of ``cls`` whose attention adds nothing and whose MLP does."""
+    d, heads, d_ff = 8, 2, 16
+    state = _quiet_state(d, d_ff, seed=7)
+    g = torch.Generator().manual_seed(8)
+    state["linear2.weight"] = 0.3 * torch.randn(d, d_ff, generator=g)
+    state["linear2.bias"] = 0.3 * torch.randn(d, generator=g)
+    x = 2 * torch.randn(2, 4, d, generator=g) + 1
+    (out,) = student.module(cls, (d, heads, d_ff), state=state, forwards=[((x,), {"causal": True})],
+                            forbid=TRANSFORMER_LAYERS)
+    expect(isinstance(out, np.ndarray) and out.shape == (2, 4, d),
+           f"{cls}.forward must return a tensor of the input's shape (2, 4, {d})")
+    return np.asarray(x, dtype=np.float64), state, out
+
+
+def _mlp(h, s):
+    """linear2(gelu(linear1(h))) with the weights of ``s``, exact GELU, in float64."""
+    w = {k: torch.as_tensor(np.asarray(v), dtype=torch.float64) for k, v in s.items()}
+    z = torch.as_tensor(h) @ w["linear1.weight"].T + w["linear1.bias"]
+    return (torch.nn.functional.gelu(z) @ w["linear2.weight"].T + w["linear2.bias"]).numpy()
+
+
 @check("B6", points=1, hidden=False, says="PreNormBlock keeps the shape, and its causal flag hides (only) the future")
 def test_B6_causality(student):
     _causality(student, "PreNormBlock")
@@ -84,6 +110,15 @@ def test_B6_residual(student):
     expect_close(out, x, "PreNormBlock whose two sublayers add zeros should return x unchanged (x + 0 + 0). A "
                          "residual sublayer adds to the stream, x = x + sublayer(norm(x)): it never replaces x, "
                          "and it adds to x itself, not to the normalized copy")
+
+
+@check("B6", points=1, hidden=False,
+       says="PreNormBlock whose attention adds nothing (zero out_proj) returns x + mlp(norm2(x))")
+def test_B6_mlp_path(student):
+    x, s, out = _mlp_only(student, "PreNormBlock")
+    expect_close(out, x + _mlp(_layer_norm(x, s["norm2.weight"], s["norm2.bias"]), s),
+                 "PreNormBlock whose attention adds zeros should return x + linear2(gelu(linear1(norm2(x)))): the MLP "
+                 "reads the stream through its own norm, norm2, not norm1")
 
 
 @check("B7", points=1, hidden=False, says="PostNormBlock keeps the shape, and its causal flag hides (only) the future")
@@ -115,3 +150,13 @@ def test_B7_residual(student):
     expect_close(out, want, "PostNormBlock whose two sublayers add zeros should return norm2(norm1(x + 0) + 0). "
                             "Each sublayer's output is added to the stream before the norm, "
                             "x = norm(x + sublayer(x)): it never replaces x")
+
+
+@check("B7", points=1, hidden=False,
+       says="PostNormBlock whose attention adds nothing (zero out_proj) returns norm2(h + mlp(h)) with h = norm1(x)")
+def test_B7_mlp_path(student):
+    x, s, out = _mlp_only(student, "PostNormBlock")
+    h = _layer_norm(x, s["norm1.weight"], s["norm1.bias"])
+    expect_close(out, _layer_norm(h + _mlp(h, s), s["norm2.weight"], s["norm2.bias"]),
+                 "PostNormBlock whose attention adds zeros should return norm2(h + linear2(gelu(linear1(h)))) with "
+                 "h = norm1(x + 0): the MLP reads the stream after the first norm, not the block's input")

@@ -57,12 +57,40 @@ def test_B1_worked_example(student):
                  "layer_norm([[2, 4, 4, 4, 5, 5, 7, 9]]) with gamma=1, beta=0, eps=0 (mean 5, standard deviation 2)")
 
 
+@check("B1", points=1, hidden=False,
+       says="the worked example [2, 4, 4, 4, 5, 5, 7, 9] with gamma=2, beta=1, eps=0 gives [-2, 0, 0, 0, 1, 1, 3, 5]")
+def test_B1_affine_example(student):
+    got = student.call("layer_norm", torch.tensor([[2.0, 4, 4, 4, 5, 5, 7, 9]]), torch.full((8,), 2.0),
+                       torch.ones(8), eps=0.0, forbid=BUILTIN_LAYER_NORM)
+    expect_close(got, np.array([[-2.0, 0, 0, 0, 1, 1, 3, 5]]),
+                 "layer_norm([[2, 4, 4, 4, 5, 5, 7, 9]]) with gamma=2, beta=1, eps=0 (normalize to "
+                 "[-1.5, -0.5, -0.5, -0.5, 0, 0, 1, 2], then multiply by gamma and add beta)")
+
+
 # ---- B2 --------------------------------------------------------------------------------------
 
 @check("B2", points=1, hidden=False, says="rms_norm([3, 4]) with gamma=1, eps=0 gives [3, 4] / sqrt(12.5)")
 def test_B2_worked_example(student):
     got = student.call("rms_norm", torch.tensor([3.0, 4.0]), torch.ones(2), eps=0.0, forbid=BUILTIN_RMS_NORM)
     expect_close(got, np.array([3.0, 4.0]) / np.sqrt(12.5), "rms_norm([3, 4]) with gamma=1, eps=0")
+
+
+@check("B2", points=1, hidden=False,
+       says="rms_norm([3, 4]) with gamma=[2, 0.5] and eps=0, with eps=12.5, and rms_norm([0.001, 0.001]) with the "
+            "default eps")
+def test_B2_gain_and_eps_example(student):
+    x = torch.tensor([3.0, 4.0])
+    got = student.call("rms_norm", x, torch.tensor([2.0, 0.5]), eps=0.0, forbid=BUILTIN_RMS_NORM)
+    expect_close(got, np.array([3.0 * 2, 4.0 * 0.5]) / np.sqrt(12.5),
+                 "rms_norm([3, 4]) with gamma=[2, 0.5], eps=0 (divide by sqrt(12.5), then multiply by gamma)")
+    got = student.call("rms_norm", x, torch.ones(2), eps=12.5, forbid=BUILTIN_RMS_NORM)
+    expect_close(got, np.array([0.6, 0.8]),
+                 "rms_norm([3, 4]) with gamma=1, eps=12.5 (the mean square 12.5 plus eps 12.5 is 25, under the "
+                 "square root: divide by 5; use the eps you are given)")
+    got = student.call("rms_norm", torch.tensor([0.001, 0.001]), torch.ones(2), forbid=BUILTIN_RMS_NORM)
+    expect_close(got, np.full(2, 1 / np.sqrt(2)),
+                 "rms_norm([0.001, 0.001]) with gamma=1 and the default eps (the mean square 1e-6 plus eps=1e-6 is "
+                 "2e-6: each entry becomes 0.001 / sqrt(2e-6) = 1 / sqrt(2); keep the signature's default eps=1e-6)")
 
 
 # ---- B3 --------------------------------------------------------------------------------------
@@ -95,3 +123,21 @@ def test_B3_shapes_and_sums(student):
     expect_close(gb, grad_out.sum(dim=(0, 1)), "grad_beta (it is grad_out summed over every leading dim)",
                  GRAD_ATOL, GRAD_RTOL)
     expect(np.allclose(gx.sum(-1), 0, atol=1e-4), "each row of grad_x should sum to 0: subtract the mean term")
+
+
+@check("B3", points=2, hidden=False,
+       says="layer_norm_backward on x = [[-1, 0, 1]], gamma = [2, 1, 1], grad_out = [[1, 0, 0]], eps=0: grad_x is "
+            "[[1, -2, 1]] / sqrt(6), grad_gamma [-sqrt(1.5), 0, 0], grad_beta [1, 0, 0]")
+def test_B3_worked_example(student):
+    grad_out, x, gamma = torch.tensor([[1.0, 0.0, 0.0]]), torch.tensor([[-1.0, 0.0, 1.0]]), torch.tensor([2.0, 1, 1])
+    gx, gg, gb = _backward(student, (grad_out, x, gamma), eps=0.0)
+    # sigma = sqrt(2/3), x_hat = [-1, 0, 1] / sigma, g = grad_out * gamma = [2, 0, 0]:
+    # grad_x = (g - mean(g) - x_hat * mean(g * x_hat)) / sigma = [1, -2, 1] / sqrt(6)
+    expect_close(gb, np.array([1.0, 0.0, 0.0]), "grad_beta of the worked example (grad_out summed over rows)",
+                 GRAD_ATOL, GRAD_RTOL)
+    expect_close(gg, np.array([-np.sqrt(1.5), 0.0, 0.0]),
+                 "grad_gamma of the worked example (grad_out * x_hat summed over rows, x_hat = [-1, 0, 1] / sqrt(2/3))",
+                 GRAD_ATOL, GRAD_RTOL)
+    expect_close(gx, np.array([[1.0, -2.0, 1.0]]) / np.sqrt(6),
+                 "grad_x of the worked example: with g = grad_out * gamma = [2, 0, 0], grad_x = (g - mean(g) - x_hat * "
+                 "mean(g * x_hat)) / sigma, sigma = sqrt(2/3)", GRAD_ATOL, GRAD_RTOL)
