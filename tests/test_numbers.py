@@ -84,7 +84,8 @@ def test_no_prefix_is_ever_taken(text):
     ("2 x 3", "goes on"), ("14 (or 13.5)", "more than one answer"), ("201M (201,326,592)", "more than one number"),
     ("1e999", "not a finite number"), ("1e99999999", "not a finite number"), ("LSTM/GRU 4", "does not start"),
     ("4, LSTM/GRU", "more than one answer"), ("6.7 bil", "more than one way"), ("201 mln", "more than one way"),
-    ("2 lakh", "more than one way"), ("7e9 * 2 / 1e9 = 14", "not a form")])
+    ("2 lakh", "more than one way"), ("7e9 * 2 / 1e9 = 14", "not a form"), ("201.3 Mio", "does not read the unit"),
+    ("6.7 Gparams", "does not read the unit"), ("6.7 Mrd", "does not read the unit"), ("14 vs 28", "more than one")])
 def test_what_is_not_one_number_is_not_read_and_says_why(text, problem):
     reading = numbers.read(text)
     assert reading.value is None and problem in reading.problem, (text, reading)
@@ -107,6 +108,13 @@ def test_units_are_read_never_converted():
     assert not isinstance(failed.value, NeedsReview)
     with pytest.raises(NeedsReview, match="in Gb"):
         as_number("14 Gb", "c4", numbers.GB)
+    for text, written in (("14 GIB", "GiB"), ("35 Gbit", "Gbit"), ("14 b", "B"), ("14 MB", "MB")):
+        assert numbers.read(text, numbers.GB).unit == written, text
+        with pytest.raises(CheckFailed, match=f"your answer is in {written}"):
+            as_number(text, "c4", numbers.GB)
+    for text in ("14 Mo", "14 kGB", "14 MGB", "14 Gi", "14 k"):      # units and scales the reader does not know
+        reading = numbers.read(text, numbers.GB)
+        assert reading.value is None and "does not read the unit" in reading.problem, text
     assert numbers.read("6.7B").value == 6.7e9                  # a count: B is a billion
     assert numbers.read("14 B", numbers.GB).unit == "B"         # a size: B is bytes
 

@@ -99,3 +99,20 @@ def test_the_notebook_loads_the_shipped_weights_without_training(made, tmp_path)
                    resources={"metadata": {"path": str(folder)}}).execute()
     printed = "".join(o.get("text", "") for o in nb.cells[-1].outputs)
     assert printed.split() == ["loaded:", "True", "retrained:", "False", "untrained:", "True"], nb.cells[-1].outputs
+
+
+def test_nbgrader_generate_assignment_alone_ships_the_weights(tmp_path):
+    """A TA's fresh clone (no built files in solutions/, which git ignores) released with nbgrader's
+    own command gets the same trained weights as `course release`, so the notebook can load them."""
+    from autograder.tooling.authoring import build
+    from autograder.tooling.release import nbgrader
+
+    shutil.copytree(REPO / "solutions", tmp_path / "solutions",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.ipynb", "trained"))
+    shutil.copy(REPO / "nbgrader_config.py", tmp_path)
+    build(tmp_path / "solutions" / SET)
+    assert not (tmp_path / "solutions" / SET / WEIGHTS).exists()
+    nbgrader("generate_assignment", SET, "--force", "--log-level=WARN", repo=tmp_path)
+    shipped = tmp_path / "assignments" / SET / WEIGHTS
+    assert shipped.is_file(), "nbgrader generate_assignment released no trained weights"
+    assert shipped.read_bytes() == (REPO / "assignments" / SET / WEIGHTS).read_bytes()

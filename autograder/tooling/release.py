@@ -34,8 +34,27 @@ class ShipRuntime(Preprocessor):
         converter = getattr(self.parent, "parent", None)
         info = resources.get("nbgrader", {})
         if converter is not None and hasattr(converter, "_format_dest"):
-            ship_runtime(Path(converter._format_dest(info["assignment"], info["student"])))
+            release_dir = Path(converter._format_dest(info["assignment"], info["student"]))
+            ship_runtime(release_dir)
+            ship_built_files(Path(converter._format_source(info["assignment"], info["student"])), release_dir)
         return nb, resources
+
+
+def ship_built_files(source_dir: Path, release_dir: Path) -> None:
+    """Put the files a set builds (``grading/built.py``'s ``FILES``) into ``release_dir``, building
+    them first where the source folder lacks them (a fresh clone, where git ignores them), so that
+    ``nbgrader generate_assignment`` alone releases what ``course release`` does."""
+    if not (source_dir / "grading" / "built.py").is_file():
+        return
+    builder = importlib.import_module(f"{problem_set.load(source_dir).package}.grading.built")
+    files = [Path(f) for f in getattr(builder, "FILES", ())]
+    if any(not (source_dir / f).is_file() for f in files):
+        build_files(source_dir)
+    for f in files:
+        target = release_dir / f
+        if not (target.is_file() and target.read_bytes() == (source_dir / f).read_bytes()):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source_dir / f, target)
 
 
 def ship_runtime(release_dir: Path) -> None:

@@ -21,6 +21,7 @@ import tempfile
 from pathlib import Path
 
 WEIGHTS = Path("trained") / "copy_first.pt"    # in the set's folder, and so in the release
+FILES = (WEIGHTS,)                              # what build() writes, relative to the set's folder
 NOTEBOOK = "build.pct.py"                       # whose model cell defines TinyLM
 # The child's environment: torch reads these when it loads, so only a fresh process can pin them.
 PINNED = {"ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE",
