@@ -12,6 +12,7 @@ in the contract's form:
 | a fraction or a ratio | ``512/256``, ``2:1`` -> 2 |
 | a scale word; a scale letter where the question names no unit | ``6.7 billion``, ``6.7 billions``, ``201 million``, ``13.5 thousand``; ``13.5k``, ``201M``, ``6.7B``, ``6.7bn`` |
 | the question's unit, where it names one | ``14 GB``, ``14GB``, ``14 gigabytes`` -> 14; a unit of the same kind that is not it (``GiB``, ``MB``, ``bits``) is reported, never converted, and the question's rule says whether that is wrong or a TA's |
+| a unit or scale the reader does not know | ``201.3 Mio``, ``14 kGB``, ``6.7 Gparams``, ``14 k`` where GB is asked: not read (a TA reads it); the question's kind of unit in other letter case (``14 GIB``) is that unit |
 | a scale readers read differently | ``6.7 bil``, ``201 mln``, ``2 lakh``: not read (a TA reads it) |
 | a hedge before the number, a multiplier after a factor | ``about 14``, ``~14``, ``≈ 14``, ``= 14``, ``roughly 14``; ``4x``, ``4 times`` |
 | an explanation after it: a word, a bracket, or a comma, colon, semicolon or dash and a word | ``2, since 8 d^2 / 4 d^2`` -> 2, ``6.7e9 (two figures)`` -> 6.7e9, as long as it offers no alternative |
@@ -46,7 +47,8 @@ class Unit:
 GB = Unit("GB", "10^9 bytes",
           spellings=frozenset({"GB", "gb", "G", "GBs", "gigabyte", "gigabytes", "Gigabytes", "GByte", "GBytes"}),
           others=frozenset({"GiB", "gib", "MB", "mb", "MiB", "TB", "tb", "TiB", "KB", "kB", "kb", "KiB", "B", "byte",
-                            "bytes", "bit", "bits", "megabytes", "terabytes", "kilobytes", "gibibytes", "gigabits"}),
+                            "bytes", "bit", "bits", "megabytes", "terabytes", "kilobytes", "gibibytes", "gigabits",
+                            "Gbit", "Gbits", "Mbit", "Tbit"}),
           unclear=frozenset({"Gb", "gB"}))
 
 # ---- the grammar -------------------------------------------------------------------------------
@@ -77,7 +79,9 @@ _NUMBER_WORDS = frozenset((
     "zero two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
     "eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety hundred thousand million billion "
     "trillion half quarter third thirds fourth fifth sixth seventh eighth ninth tenth twice dozen").split())
-_ALTERNATIVES = frozenset({"or", "either", "maybe", "perhaps", "possibly", "unsure", "to"})
+_ALTERNATIVES = frozenset({"or", "either", "maybe", "perhaps", "possibly", "unsure", "to", "vs", "versus"})
+_SHORT_WORDS = frozenset({"a", "an", "as", "at", "if", "in", "is", "it", "of", "on", "so", "we", "the", "for", "and",
+                          "but", "not", "its", "per", "was", "are", "one", "all"})
 _GOES_ON = frozenset({"and", "plus", "minus", "point", "over", "divided", "by", "times", "x", "e"})   # as a first word
 
 
@@ -102,9 +106,9 @@ def read(text: str, unit: Unit | None = None) -> Reading:
     if first is None:
         return Reading(None, "it does not start with a number in digits")
     value, end = first
-    value, end, given = _scale_and_unit(s, value, end, unit)
-    if math.isnan(value):
-        return Reading(None, "its scale word can be read more than one way; write it out (million, billion)")
+    value, end, given, unread = _scale_and_unit(s, value, end, unit)
+    if unread:
+        return Reading(None, unread)
     problem = _explanation_problem(s[end:])
     if problem:
         return Reading(None, problem, given)
@@ -138,24 +142,42 @@ def _number(s: str, at: int) -> tuple[float, int] | None:
     return (-value if found["sign"] == "-" else value), found.end()
 
 
-def _scale_and_unit(s: str, value: float, end: int, unit: Unit | None) -> tuple[float, int, str | None]:
+def _scale_and_unit(s: str, value: float, end: int, unit: Unit | None) -> tuple[float, int, str | None, str]:
     """Take a scale word (or, without a unit, a scale letter), a multiplier and the question's
-    unit (or one that contradicts it) after the number."""
+    unit (or one that contradicts it) after the number; the last item says why a word there is
+    not read (a scale or a unit the grader does not know), or is ""."""
     word = _WORD.match(s, end)
     if word and math.isfinite(value) and (word[1].lower() in _SCALE_WORDS or (unit is None and word[1] in _SCALE_LETTERS)):
         power = _SCALE_WORDS.get(word[1].lower()) or _SCALE_LETTERS[word[1]]
         value = float(f"{value!r}e{power}")      # 201.326592 million is 201326592 exactly, not 201326591.99...
         end = word.end()
     elif word and word[1].lower() in _UNCLEAR_SCALES:
-        return math.nan, end, None
+        return value, end, None, "its scale word can be read more than one way; write it out (million, billion)"
     times = _MULTIPLIER.match(s, end)
     if times and not re.match(r"\s*\d", s[times.end():]):
         end = times.end()
-    given = None
     word = _WORD.match(s, end)
-    if unit is not None and word and word[1] in unit.spellings | unit.others | unit.unclear:
-        given, end = word[1], word.end()
-    return value, end, given
+    if not word:
+        return value, end, None, ""
+    w = word[1]
+    if unit is not None and w in unit.spellings | unit.unclear:
+        return value, word.end(), w, ""
+    other = next((o for o in sorted(unit.others) if o.lower() == w.lower()), None) if unit is not None else None
+    if other is not None:
+        return value, word.end(), other, ""
+    if _looks_like_a_unit(w):
+        return value, end, None, f"the grader does not read the unit or scale {w!r} after it"
+    return value, end, None, ""
+
+
+def _looks_like_a_unit(word: str) -> bool:
+    """A word right after a number that abbreviates a unit or a scale ("Mio", "kGB", "Gi", "b"),
+    not one that starts an explanation ("at", "weights", "Because")."""
+    if word.lower() in _SHORT_WORDS | _ALTERNATIVES | _GOES_ON | _NUMBER_WORDS:
+        return False        # the explanation's own rules judge these
+    scaled = word[:1] in _SCALE_LETTERS and word[1:].lower().rstrip("s") in {"param", "parameter", "weight", "token"}
+    return len(word) <= 2 or any(c.isupper() for c in word[1:]) or (word[0].isupper() and len(word) <= 4) or \
+        "bit" in word.lower() or scaled
 
 
 def _explanation_problem(rest: str) -> str:
