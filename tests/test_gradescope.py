@@ -165,10 +165,16 @@ def notebooks(folder: Path, **kwargs) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in sorted(written.glob("*.ipynb"))}
 
 
-def assert_isolation_stated(doc: dict) -> None:
+def assert_isolation_stated(doc: dict, stdout: str | None = None) -> None:
+    """What held, field by field, for the student; the grading machine's folders for staff only."""
     assert "allow_weak_isolation=True" in doc["output"]
     line = next(x for x in doc["output"].splitlines() if x.startswith("isolation: "))
     assert "seccomp" in line and "rlimits" in line     # what the sandbox reported, field by field
+    for where in ("/usr", "/root", str(REPO), sys.prefix, "visible_read_only", "cut_out"):
+        assert where not in doc["output"], where
+    if stdout is not None:
+        staff = next(x for x in stdout.splitlines() if x.startswith("instructor only: isolation, whole: "))
+        assert ("visible_read_only: /usr" in staff or "files: " in staff) and "seccomp" in staff, staff
 
 
 
@@ -279,7 +285,7 @@ def test_bash_accepts_the_scripts(package, tmp_path, script):
 
 def test_the_reference_in_a_folder_scores_full_marks(package, tmp_path):
     upload = {f"transformer-block/{k}": v for k, v in notebooks(tmp_path / "nb").items()}
-    doc = run_autograder(package, tmp_path / "root", upload)
+    doc, done = run_autograder_streams(package, tmp_path / "root", upload)
     assert doc["score"] == 100 and sum(t["max_score"] for t in doc["tests"]) == 100
     assert all(t["status"] == "passed" and t["score"] == t["max_score"] for t in doc["tests"])
     checks = {c.id: c for c in all_checks()}
@@ -288,7 +294,7 @@ def test_the_reference_in_a_folder_scores_full_marks(package, tmp_path):
         assert t["number"].split(".")[0] == t["name"].split("_")[0]
     assert len({t["number"] for t in doc["tests"]}) == len(doc["tests"])
     assert "graded by hand later, not in this score: C8 (4 points)" in doc["output"]
-    assert_isolation_stated(doc)
+    assert_isolation_stated(doc, done.stdout)
     # only the grading user reads the course's files, the upload and the results
     for path in (tmp_path / "root",
                  tmp_path / "root" / "source" / "solutions" / "transformer-block" / "grading" / "reference"
@@ -312,12 +318,12 @@ def test_the_reference_in_an_uploaded_zip_scores_full_marks(package, tmp_path):
 def test_where_namespaces_are_refused_it_grades_with_weak_isolation_and_says_so(package, tmp_path):
     if not shutil.which("bwrap"):
         pytest.skip("bubblewrap is not installed (make sandbox)")
-    doc = run_autograder(package, tmp_path / "root", notebooks(tmp_path / "nb"), namespaces_refused=True)
+    doc, done = run_autograder_streams(package, tmp_path / "root", notebooks(tmp_path / "nb"), namespaces_refused=True)
     assert doc["score"] == 100
     assert "namespaces were refused here, so the isolation is weak" in doc["output"]
     line = next(x for x in doc["output"].splitlines() if x.startswith("isolation: "))
     assert line.startswith("isolation: weak: ")     # why, first
-    assert_isolation_stated(doc)
+    assert_isolation_stated(doc, done.stdout)
 
 
 def test_the_untouched_release_scores_zero(package, tmp_path):

@@ -102,9 +102,10 @@ def gradescope(result: dict, execution_time: float | None = None, isolation: dic
     hidden by Gradescope while such a test exists. The top-level ``output`` (always shown) holds
     only what no hidden check decides: the reason a submission could not be graded, what is graded
     by hand, the questions whose visible checks wait for a TA, that hidden checks are shown once
-    grades are published, ``notes`` and, when given, the isolation the student's code ran under,
-    exactly as the sandbox reported it. Every string leaves through the one sanitizer, one record a
-    line (``reports/escape.py``): a submission's error texts, answers and file names reach them.
+    grades are published, ``notes`` and, when given, the isolation the student's code ran under, as
+    the sandbox reported it but for the fields that name the machine's folders (``HOST_PATHS``).
+    Every string leaves through the one sanitizer, one record a line (``reports/escape.py``): a
+    submission's error texts, answers and file names reach them.
     The grader's own stdout is for the instructor only (``stdout_visibility: hidden``)."""
     questions = result.get("questions", {})
     tests = [_gradescope_test(qid, n, row) for qid, q in questions.items()
@@ -121,8 +122,8 @@ def gradescope(result: dict, execution_time: float | None = None, isolation: dic
         lines.append("hidden checks: their results, and any answer of yours a TA reads, are shown when grades "
                      "are published; until then the total is hidden")
     lines += list(notes)
-    if isolation is not None:
-        lines.append("isolation: " + describe_isolation(isolation))
+    if isolation is not None:    # what held, without the grading machine's paths (the runner's stdout has them)
+        lines.append("isolation: " + describe_isolation({k: v for k, v in isolation.items() if k not in HOST_PATHS}))
     doc = {"score": result["score"], "output": "\n".join(for_terminal(line) for line in lines),
            "output_format": TEXT, "test_output_format": TEXT, "test_name_format": TEXT, "tests": tests,
            "visibility": SHOWN, "stdout_visibility": "hidden"}
@@ -148,6 +149,10 @@ def _gradescope_test(qid: str, n: int, row: dict) -> dict:
     return {"name": for_terminal(row["id"]), "number": for_terminal(f"{qid}.{n}"), "score": row["score"],
             "max_score": row["max_score"], "status": "passed" if row.get("passed") else "failed",
             "output": for_terminal_lines(output), "visibility": UNTIL_PUBLISHED if row["hidden"] else SHOWN}
+
+
+# Fields of the sandbox's isolation record that name the grading machine's folders: for staff only.
+HOST_PATHS = ("visible_read_only", "cut_out", "files")
 
 
 def describe_isolation(isolation: dict) -> str:

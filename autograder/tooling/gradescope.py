@@ -48,6 +48,7 @@ from pathlib import Path
 
 from autograder.grader_side.assignment import REPO, Assignment, CourseError
 from autograder.reports.escape import for_terminal
+from autograder.reports.exports import describe_isolation
 
 DEFAULT_ROOT = "/autograder"
 DEFAULT_VENV = "/opt/course-venv"
@@ -330,6 +331,7 @@ def run(assignment: str, root: Path, timeout: float = 60.0, started: float | Non
     result = doc["students"]["student"]
     if staff is not None:
         staff.extend(awaiting_review(result))
+        staff.append(f"instructor only: isolation, whole: {describe_isolation(isolation)}")
     return api.gradescope(result, time.monotonic() - started, isolation, tuple(notes))
 
 
