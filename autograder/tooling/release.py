@@ -44,9 +44,9 @@ def ship_built_files(source_dir: Path, release_dir: Path) -> None:
     """Put the files a set builds (``grading/built.py``'s ``FILES``) into ``release_dir``, building
     them first where the source folder lacks them (a fresh clone, where git ignores them), so that
     ``nbgrader generate_assignment`` alone releases what ``course release`` does."""
-    if not (source_dir / "grading" / "built.py").is_file():
+    builder = _builder(source_dir)
+    if builder is None:
         return
-    builder = importlib.import_module(f"{problem_set.load(source_dir).package}.grading.built")
     files = [Path(f) for f in getattr(builder, "FILES", ())]
     if any(not (source_dir / f).is_file() for f in files):
         build_files(source_dir)
@@ -72,13 +72,20 @@ def build_files(source_dir: Path) -> list[Path]:
     set's optional ``grading/built.py`` writes (week 5: its trained model, so the notebook loads it
     instead of training on every run). A set without one builds nothing. The builder must write the
     same bytes every time, so that releasing twice changes nothing."""
-    if not (source_dir / "grading" / "built.py").is_file():
+    builder = _builder(source_dir)
+    if builder is None:
         return []
-    builder = importlib.import_module(f"{problem_set.load(source_dir).package}.grading.built")
     try:
         return list(builder.build(source_dir))
     except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
         raise CourseError(f"{source_dir.name}: grading/built.py could not build its files: {exc}") from None
+
+
+def _builder(source_dir: Path):
+    """The set's ``grading/built.py`` as the grader loads the set, or None for a set that builds nothing."""
+    if not (source_dir / "grading" / "built.py").is_file():
+        return None
+    return importlib.import_module(f"{problem_set.load(source_dir).package}.grading.built")
 
 
 def release(assignment: str, repo: Path = REPO) -> list[Path]:
