@@ -6,6 +6,8 @@ task can run in a thread here or on a cluster engine elsewhere. The order of the
 """
 from __future__ import annotations
 
+import logging
+import traceback
 from pathlib import Path
 
 from autograder.grader_side.pipeline import (
@@ -20,6 +22,7 @@ from autograder.grader_side.pipeline import (
 )
 from autograder.grader_side.pipeline.submission import Cell, Env, Outcome, Submission
 from autograder.grader_side.results import StudentResult
+from autograder.reports.escape import for_terminal, for_terminal_lines
 
 __all__ = ["Cell", "Env", "Outcome", "STEPS", "Submission", "grade", "grade_safely"]
 
@@ -33,6 +36,8 @@ STEPS = (
     diagnose.run,   # name the misconception behind a lost point when the catalogue knows it
     score.run,      # points per question, feedback, status
 )
+_STEP_MODULES = {step.__module__ for step in STEPS}
+log = logging.getLogger(__name__)
 
 
 def grade(student: str, folder: Path, env: Env, refused: dict[str, str] | None = None) -> dict:
@@ -46,10 +51,25 @@ def grade(student: str, folder: Path, env: Env, refused: dict[str, str] | None =
 
 
 def grade_safely(student, folder, env, refused=None) -> dict:
-    """One task; a bug in the grader fails this student with its reason, not the batch."""
+    """One task; a bug in the grader fails this student with its reason, not the batch. The reason
+    says what failed (the step, the grader's line, the error: ``failed_at``) and the whole
+    traceback is logged, so one such result is enough to find its cause."""
     try:
         return grade(student, folder, env, refused)
     except Exception as exc:
+        log.error("the grader could not grade %s:\n%s", for_terminal(student),
+                  for_terminal_lines("".join(traceback.format_exception(exc))))
         return StudentResult("grader-error", 0.0, env.assignment.max_score,
-                             reason=f"the grader could not grade this submission: "
-                                    f"{type(exc).__name__}: {exc}"[:400]).to_dict()
+                             reason=f"the grader could not grade this submission ({failed_at(exc)}): "
+                                    f"{type(exc).__name__}: {for_terminal(exc)}"[:400]).to_dict()
+
+
+def failed_at(exc: BaseException) -> str:
+    """Where grading stopped, in one line: the step that was running (the outermost frame in a
+    step's module: a step may call another's helpers) and the grader's innermost line
+    (``module:line in function``), e.g. ``step execute, at autograder.grader_side.sandbox.host:321 in _ask``."""
+    frames = [(frame.f_globals.get("__name__", ""), frame.f_code.co_name, line)
+              for frame, line in traceback.walk_tb(exc.__traceback__)]
+    step = next((module.rsplit(".", 1)[-1] for module, _, _ in frames if module in _STEP_MODULES), "none")
+    ours = [f"{module}:{line} in {function}" for module, function, line in frames if module.startswith("autograder.")]
+    return f"step {step}, at {ours[-1] if ours else 'an unknown line'}"
