@@ -272,3 +272,62 @@ def test_week5s_superposition_example_is_reconciled_with_the_lessons_six_or_more
             assert ref.interferes(n, [0], b) is interferes, (n, b)
     assert "six or more" in flat and "the example cuts deeper" in flat
     assert "Eight features 45° apart, $b = -0.75$" in flat
+
+
+def _week5_prose(notebook: str) -> str:
+    """The markdown students read in one of week 5's notebooks (B6's rubric is for TAs)."""
+    from autograder.tooling import authoring
+
+    source = (REPO / "solutions" / "inside-the-block" / f"{notebook}.pct.py").read_text()
+    return "\n\n".join(authoring._uncomment(body) for kind, attrs, body in authoring.parse(source, notebook)
+                       if kind == "md" and attrs.get("id") != "B6_rubric")
+
+
+SCALE_STATED = r"1\s*-\s*(\\theta|θ|threshold)|1\s*/\s*\(1|reaches \$?1 - "
+
+
+def test_week5_leaves_b3s_scale_for_the_student_to_derive():
+    """What students read (the notes' memory section, the build notebook's markdown and B3's visible
+    checks, which are released) never states the scale 1 / (1 - threshold): the notes work it out
+    for one threshold (0.2), and B3 asks for the reasoning at other numbers."""
+    checks = (REPO / "solutions" / "inside-the-block" / "student_side" / "checks" / "memory.py").read_text()
+    memory = _section(WEEK5_NOTES, "memory")
+    for name, text in {"notes": memory, "build": _week5_prose("build"), "visible checks": checks}.items():
+        assert not re.search(SCALE_STATED, text), (name, re.search(SCALE_STATED, text))
+    assert re.search(SCALE_STATED, "W2 = values.T / (1 - threshold)")       # what the release used to say
+    flat = " ".join(memory.split())
+    assert "$\\theta = 0.2$" in flat and "1.25\\,v_1" in flat
+    for asked in ("0.85", "0.9 ", "\\theta = 0.4"):                          # b3_share's and b3_threshold's numbers
+        assert asked not in flat, asked
+
+
+def test_week5s_knockout_numbers_are_the_figure_models():
+    """The notes' knockout paragraph quotes the figure's model (``reference.lens.trained_state``): the
+    median probability of the right token over its 200 prompts intact and with three knockouts, and the
+    right panel's prompt settling one block later without block 2's attention."""
+    import statistics
+
+    lens = _week5_reference("lens")
+    state = lens.trained_state(seed=0)
+    prompts = torch.randint(16, (200, 8), generator=torch.Generator().manual_seed(2024))   # the figure's
+    flat = " ".join(_section(WEEK5_NOTES, "lens").split())
+
+    def median(s) -> float:
+        return statistics.median(float(lens.token_probability(lens.logit_lens(s, p), int(p[0]))[-1]) for p in prompts)
+
+    quoted = {None: 0.994, (4, "block"): 0.983, (1, "attention"): 0.961, (2, "attention"): 0.918}
+    for knockout, value in quoted.items():
+        got = median(state if knockout is None else lens.knocked_out(state, *knockout))
+        assert f"{got:.3f}" == f"{value:.3f}" and f"{value:.3f}" in flat, (knockout, got)
+    example = torch.tensor([3, 11, 6, 3, 9, 14, 1, 7])
+    intact = lens.logit_lens(state, example)
+    knocked = lens.knockout_lens(state, example, 2, "attention")
+    assert lens.settled_at(lens.lens_guesses(intact)) == 2 and lens.settled_at(lens.lens_guesses(knocked)) == 3
+    assert f"{float(lens.token_probability(knocked, 3)[-1]):.2f}" == "0.98"
+    assert "settles at block 3 instead of 2, yet the last row still gives the answer 0.98" in flat
+
+
+def _week5_reference(concept: str):
+    from autograder.grader_side import problem_set
+
+    return problem_set.load(REPO / "solutions" / "inside-the-block").reference(concept)

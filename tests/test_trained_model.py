@@ -69,6 +69,40 @@ def test_the_shipped_weights_are_the_notebook_model_trained(made):
     assert all(last)
 
 
+def test_b7s_answers_are_what_the_shipped_weights_give(made):
+    """B7's answers (reference.lens.DROP, SETTLED) are read from the shipped model as a student reads
+    them: the notebook's own TinyLM with block 2's attention left out of the stream, run by hand here,
+    and the reference's knockout, which zeroes that part's output layer instead, agree on both."""
+    lens = _set_module("grading.reference.lens")
+    state = torch.load(made.release_dir / WEIGHTS, weights_only=True)
+    model = _set_module("grading.built").model_class(made.source_dir / "build.pct.py")()
+    model.load_state_dict(state)
+    prompt = torch.tensor(lens.KNOCKOUT_PROMPT)
+    block, part = lens.KNOCKOUT
+    assert part == "attention"
+
+    def rows(skip: int | None) -> torch.Tensor:
+        h = model.embed(prompt)
+        out = []
+        for number, blk in enumerate(model.blocks, start=1):
+            if number != skip:
+                h = h + blk.attention(blk.norm1(h))
+            h = h + blk.fc2(torch.nn.functional.gelu(blk.fc1(blk.norm2(h))))
+            out.append(model.unembed(model.norm_f(h[-1])))
+        return torch.stack(out)
+
+    with torch.no_grad():
+        intact, knocked = rows(None), rows(block)
+    first = int(prompt[0])
+    drop = float(lens.token_probability(intact, first)[-1] - lens.token_probability(knocked, first)[-1])
+    assert drop == pytest.approx(lens.DROP, abs=1e-4)
+    assert lens.settled_at(lens.lens_guesses(knocked)) == lens.SETTLED
+    assert lens.settled_at(lens.lens_guesses(intact)) < lens.SETTLED     # the knockout delays the settling
+    reference = lens.knockout_lens(state, prompt, block, part)
+    assert torch.allclose(reference, knocked, atol=1e-4)
+    assert lens.WINDOWS["b7_drop"].holds(drop)
+
+
 def test_releasing_twice_changes_nothing(made):
     shutil.copytree(REPO / "course", made.repo / "course", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("figures", "notes"))   # course release reads the schedule

@@ -20,7 +20,7 @@
 #   (`atol=1e-4, rtol=1e-4` for the logits of B1).
 # - B6 is a short written answer, read and graded by a TA.
 #
-# 68 points are graded automatically (B1 to B5) and 4 by hand (B6). The lesson notes,
+# 68 points are graded automatically (B1 to B5 and B7) and 4 by hand (B6). The lesson notes,
 # `notes/inside-the-block.md` (figures in `figures/`), sit next to this notebook.
 
 # %% code
@@ -245,7 +245,7 @@ except NotImplementedError:
     print("Write LensLM (B1) and the three functions of B2 first, then run this cell again.")
 
 # %% md
-# ## B3 · The MLP as a key-value memory (18 points)
+# ## B3 · The MLP as a key-value memory (12 points)
 #
 # Leave out $b_2$ and write the MLP as $\mathrm{MLP}(x) = W_2\,\mathrm{relu}(W_1 x + b_1)$ with
 # $W_1 \in \mathbb{R}^{n \times d}$ and $W_2 \in \mathbb{R}^{d \times n}$ ($n$ hidden units).
@@ -260,12 +260,13 @@ except NotImplementedError:
 # So an MLP can hold a table of pairs. Take $n$ unit-length keys $k_1, \dots, k_n$ that are
 # nearly perpendicular, and values $v_1, \dots, v_n$. Put the keys in the rows of $W_1$ and give
 # every unit the bias $-\theta$ for a threshold $0 < \theta < 1$: a unit then stays at zero unless
-# the input lines up with its key by more than $\theta$. Fed its own key, unit $i$ reaches
-# $1 - \theta$ while the others stay off, so put the values in the columns of $W_2$, scaled so that
-# this recalls $v_i$ exactly. An input that matches no key well enough writes nothing at all.
+# the input lines up with its key by more than $\theta$. Column $i$ of $W_2$ holds $v_i$, scaled so
+# that key $i$, fed in, gives back $v_i$ exactly. Working out that scale is yours: follow key $i$
+# through unit $i$ (what is its overlap with itself, and what do the bias and the ReLU leave of it?).
+# An input that matches no key well enough writes nothing at all.
 
 # %% md
-# > **TODO (B3, 18 points, about 6 lines).**
+# > **TODO (B3, 12 points, about 6 lines, then two numbers).**
 # >
 # > - `store_pairs(keys, values, threshold=0.5)`: for `keys` of shape `(n, d)` (unit rows) and
 # >   `values` of shape `(n, d)`, return the tuple `(W1, b1, W2)` of the memory above: `W1` of shape
@@ -273,11 +274,18 @@ except NotImplementedError:
 # >   `(d, n)` whose column $i$ is value $i$, scaled so that key $i$ recalls value $i$ exactly.
 # > - `recall(W1, b1, W2, x)`: $W_2\,\mathrm{relu}(W_1 x + b_1)$ for one input `x` of shape `(d,)`,
 # >   or for each row of a batch of shape `(m, d)`.
+# > - `b3_share`: with threshold $\theta = 0.4$, a unit input $x$ has overlap $k_i^\top x = 0.85$ with
+# >   key $i$ and less than $0.4$ with every other key. How many times $v_i$ does the memory return?
+# > - `b3_threshold`: which threshold $\theta$ makes an input with overlap $0.9$ with its key (and
+# >   below $\theta$ with the others) recall exactly a third of its value?
 # >
-# > **Checked:** three one-hot keys in $\mathbb{R}^4$, and `recall` with that example's weights
-# > (visible); random keys, values and thresholds against a reference, `recall` with random weights,
-# > every stored key recalled through your own two functions, and inputs that only partly match a
-# > key (hidden).
+# > Give each number as a Python number (a short string such as `"0.5"` is read too), exact to 1%.
+# > Work them out on paper first; the cell after the answers lets you test them on your memory.
+# >
+# > **Checked:** three one-hot keys in $\mathbb{R}^4$ stored at two thresholds, each recalled
+# > exactly, and `recall` with given weights (visible); random keys, values and thresholds against a
+# > reference, `recall` with random weights, every stored key recalled through your own two
+# > functions, inputs that only partly match a key, and the two numbers (hidden).
 
 # %% solution id=B3_code
 def store_pairs(keys, values, threshold=0.5):
@@ -297,13 +305,22 @@ def recall(W1, b1, W2, x):
     return hidden @ W2.T                                           # (d,) or (m, d)
     ### END SOLUTION
 
-# %% checks B3
+# %% solution id=B3_answers
+# Your answers, in this form:
+# b3_share = ...        # how many times v_i comes back (a number)
+# b3_threshold = ...    # the threshold (a number between 0 and 1)
+### BEGIN SOLUTION
+b3_share = (0.85 - 0.4) / (1 - 0.4)        # the unit gets 0.85 - 0.4; the key alone would give it 1 - 0.4
+b3_threshold = (0.9 - 1 / 3) / (1 - 1 / 3)  # (0.9 - t) / (1 - t) = 1/3, solved for t
+### END SOLUTION
 
 # %% md
-# For your own curiosity (not graded): the next cell stores four pairs in $\mathbb{R}^8$ and feeds
-# the memory inputs that share less and less with key 0. How much of value 0 comes back?
+# Test your numbers (not graded): the next cell stores four pairs in $\mathbb{R}^8$ and feeds the
+# memory inputs that share less and less with key 0, at the threshold you choose. How much of
+# value 0 comes back?
 
 # %% code grader=skip
+THRESHOLD = 0.4     # try 0.4 with overlap 0.85, and your b3_threshold with overlap 0.9
 g = torch.Generator().manual_seed(1)
 demo_keys = torch.linalg.qr(torch.randn(8, 4, generator=g))[0].T   # (4, 8): orthonormal rows
 demo_values = torch.randn(4, 8, generator=g)
@@ -311,13 +328,15 @@ away = torch.randn(8, generator=g)
 away = away - demo_keys.T @ (demo_keys @ away)                     # perpendicular to every key
 away = away / away.norm()
 try:
-    W1, b1, W2 = store_pairs(demo_keys, demo_values, threshold=0.5)
-    for overlap in (1.0, 0.9, 0.75, 0.6, 0.5, 0.4, 0.2):
+    W1, b1, W2 = store_pairs(demo_keys, demo_values, threshold=THRESHOLD)
+    for overlap in (1.0, 0.9, 0.85, 0.75, 0.6, 0.5, 0.4, 0.2):
         probe = overlap * demo_keys[0] + math.sqrt(1 - overlap ** 2) * away
         share = recall(W1, b1, W2, probe) @ demo_values[0] / demo_values[0].norm() ** 2
-        print(f"overlap with key 0: {overlap:.2f}  ->  value 0 recalled x {share.item():.2f}")
+        print(f"overlap with key 0: {overlap:.2f}  ->  value 0 recalled x {share.item():.3f}")
 except NotImplementedError:
     print("Write store_pairs and recall first, then run this cell again.")
+
+# %% checks B3
 
 # %% md
 # ## B4 · Superposition: more features than numbers (14 points)
@@ -517,3 +536,94 @@ except NotImplementedError:
 # | half · the probability behind the guess, and a knockout with a measure; no word of other prompts, and no reason why the lens cannot answer | 1 | 0 | 0 | 1 | 2 |
 # | little · "more prompts" names the one-prompt problem; "block 4 might still do something" says nothing it could change, "misleading" gives no reason, and looking at more prompts is no intervention | 0 | 1 | 0 | 0 | 1 |
 # <!-- END MARK SCHEME -->
+
+# %% md
+# ## B7 · Knock a part out (6 points)
+#
+# The lens reads the model with every part in place, so it cannot say what a part *does*. To find
+# out, take the part away and measure what changes: a **knockout**. Knocking out the attention of
+# block $b$ means that block adds nothing from attention, at every position: the stream stays $h$
+# where it would have become $h + \text{attention}(\text{norm1}(h))$, and the MLP after it runs as
+# usual on what it gets. Knocking out the MLP of block $b$ drops its second update instead, and
+# knocking out the whole block drops both, so the stream passes block $b$ unchanged. The residual
+# stream itself is never zeroed: only what the part would have added.
+#
+# Then run the lens on the knocked-out model and compare with the intact one: how far the
+# probability of the right token falls in the last row, and whether the guesses settle later.
+
+# %% md
+# > **TODO (B7, 6 points, about 12 lines, then two numbers).**
+# >
+# > - `KnockoutLensLM.forward(tokens, block, part="block")`: `KnockoutLensLM` is `TinyLM` with the
+# >   same `__init__` and weights. Return the logit lens at the last position, shaped as `LensLM`'s
+# >   `(n_layers, vocab_size)`, of the model with one part knocked out: `block` counts from 1, and
+# >   `part` is `"attention"`, `"mlp"` or `"block"`. Run each block's two updates yourself from its
+# >   layers: `blk.attention(blk.norm1(h))` and `blk.fc2(F.gelu(blk.fc1(blk.norm2(h))))`.
+# > - On the trained model and the prompt `[15, 11, 1, 6, 15, 7, 13]` (the answer is its first
+# >   token, 15), with the attention of block 2 knocked out:
+# >   - `b7_drop`: the probability of token 15 in the last row of the intact lens minus that in the
+# >     last row of the knocked-out lens, a number between 0 and 1 (right within 6%);
+# >   - `b7_settled`: the block at which the knocked-out model's guesses settle, an `int`.
+# >
+# > Write the two numbers themselves in the answer cell (such as `0.25` and `2`), not code: the
+# > grader runs your notebook without the trained model, which only the cell that loads it has.
+# >
+# > **Checked:** on the default-sized model, block 4 knocked out (row 3 as in the intact model,
+# > row 4 repeating it), and the last row with block 2's MLP or block 1's attention knocked out,
+# > against `TinyLM` with that part's output layer set to zero (visible); random models, every part,
+# > first, middle and last blocks, a deeper model and a single block, against a reference, and the
+# > two numbers (hidden).
+
+# %% solution id=B7_code
+class KnockoutLensLM(TinyLM):
+    """TinyLM's weights; forward returns the logit lens with one part of one block knocked out."""
+
+    def forward(self, tokens, block, part="block"):
+        ### BEGIN SOLUTION
+        h = self.embed(tokens)                                     # (T, d)
+        rows = []
+        for number, blk in enumerate(self.blocks, start=1):
+            if not (number == block and part in ("attention", "block")):
+                h = h + blk.attention(blk.norm1(h))                # (T, d)
+            if not (number == block and part in ("mlp", "block")):
+                h = h + blk.fc2(F.gelu(blk.fc1(blk.norm2(h))))     # (T, d)
+            rows.append(self.unembed(self.norm_f(h[-1])))          # (vocab_size,)
+        return torch.stack(rows)                                   # (n_layers, vocab_size)
+        ### END SOLUTION
+
+# %% md
+# The next cell (not graded) runs the trained model on the prompt, intact and with block 4
+# knocked out, the claim of B6. Copy it into a cell of your own to measure block 2's attention.
+
+# %% code grader=skip
+prompt = torch.tensor([15, 11, 1, 6, 15, 7, 13])
+try:
+    knockout = KnockoutLensLM()
+    knockout.load_state_dict(trained.state_dict())
+    lens = LensLM()
+    lens.load_state_dict(trained.state_dict())
+    with torch.no_grad():
+        for label, rows in [("intact", lens(prompt)), ("block 4 knocked out", knockout(prompt, 4, "block"))]:
+            guesses = lens_guesses(rows)
+            print(f"{label}: guesses {guesses}, settled at block {settled_at(guesses)}, "
+                  f"P(15) in the last row {token_probability(rows, 15)[-1].item():.4f}")
+except NotImplementedError:
+    print("Write LensLM (B1), the functions of B2 and KnockoutLensLM first, then run this cell again.")
+
+# %% solution id=B7_answers
+# Your answers, the numbers themselves:
+# b7_drop = ...       # P(15) intact minus P(15) without block 2's attention, last row
+# b7_settled = ...    # where the guesses settle without block 2's attention
+### BEGIN SOLUTION
+b7_drop = 0.5277
+b7_settled = 3
+### END SOLUTION
+
+# %% checks B7
+
+# %% md
+# Knocking out block 4 costs little on this prompt, and block 2's attention a great deal: yet
+# without it the guess still comes right, one block later. Knock out block 3's attention as well
+# and, on this prompt, the answer is lost: block 3's attention can do part of the job when block
+# 2's does not. So a part the lens shows as busy may be one the model can do without, and a part
+# may matter more than the lens shows: only knockouts, over many prompts, tell which.

@@ -21,10 +21,12 @@ QUESTIONS = [
     # LensLM is the student's; TinyLM is the notebook's given model, which B1's visible check also runs.
     Question("B1", "build", 14, "lens", ("LensLM", "TinyLM")),
     Question("B2", "build", 8, "lens", ("lens_guesses", "token_probability", "settled_at")),
-    Question("B3", "build", 18, "memory", ("store_pairs", "recall")),
+    Question("B3", "build", 12, "memory", ("store_pairs", "recall", "b3_share", "b3_threshold")),
     Question("B4", "build", 14, "superposition", ("feature_directions", "readout")),
     Question("B5", "build", 14, "superposition", ("interferes", "b5_interferes")),
     Question("B6", "build", 4, "lens", (), manual=True),
+    # KnockoutLensLM is the student's; TinyLM runs in its visible check with a part's output layer zeroed.
+    Question("B7", "build", 6, "lens", ("KnockoutLensLM", "TinyLM", "b7_drop", "b7_settled")),
 ]
 
 # No question forbids a route: nothing here asks for an operation torch already has.

@@ -1,15 +1,19 @@
 """Checks for `lens`: the logit lens on the notebook's tiny model (B1) and reading it: the guess
-after each block, the probability of one token, and the block where the guess settles (B2)."""
+after each block, the probability of one token, and the block where the guess settles (B2); the
+lens with one part of one block knocked out (B7)."""
 import math
 
 import numpy as np
 import torch
 
-from . import as_count, check, expect, expect_close
+from . import as_count, as_number, check, expect, expect_close
 
 # The notebook's default TinyLM(), and the tolerance for logits (float32, several blocks deep).
 CONFIG = dict(vocab_size=16, d_model=16, n_layers=4, n_heads=2, max_len=16)
 LOGITS_ATOL, LOGITS_RTOL = 1e-4, 1e-4
+
+# The form each answer variable must have to be graded (the TODO box says it).
+FORMS = {"b7_drop": lambda v: as_number(v, "b7_drop"), "b7_settled": lambda v: as_count(v, "b7_settled")}
 
 
 def _shapes(config: dict) -> dict:
@@ -51,10 +55,12 @@ def _tokens(seed: int, T: int, vocab_size: int = 16) -> torch.Tensor:
     return torch.randint(vocab_size, (T,), generator=torch.Generator().manual_seed(seed))
 
 
-def _lens(student, state, tokens, config=CONFIG, label="LensLM", shown=True):
-    """LensLM(**config) with ``state`` loaded, on ``tokens``: its (n_layers, vocab_size) output.
+def _lens(student, state, tokens, config=CONFIG, label="LensLM", shown=True, knockout=None):
+    """LensLM(**config) with ``state`` loaded, on ``tokens``: its (n_layers, vocab_size) output; with
+    ``knockout`` = (block, part), KnockoutLensLM's output with that part knocked out.
     ``shown``: the messages may state the sizes (a visible check's own example)."""
-    (got,) = student.module("LensLM", (), config, state=state, forwards=[((tokens,), {})])
+    name, forward = ("LensLM", (tokens,)) if knockout is None else ("KnockoutLensLM", (tokens, *knockout))
+    (got,) = student.module(name, (), config, state=state, forwards=[(forward, {})])
     n, V = config["n_layers"], config["vocab_size"]
     expect(isinstance(got, np.ndarray), f"{label}: forward must return a tensor, got {type(got).__name__}")
     if got.ndim == 2 and got.shape[1] == V and got.shape[0] in (n - 1, n + 1):
@@ -142,3 +148,39 @@ def test_B2_worked_example(student):
         got = as_count(student.call("settled_at", guesses), f"settled_at({guesses})")
         expect(got == want, f"settled_at({guesses}) should be {want}, got {got}: the first block, counted from 1, "
                             "from which every later guess equals the last one")
+
+
+# ---- B7 ----------------------------------------------------------------------------------------
+
+# The output layers of each part a knockout silences: attention's update ends in the bias-free proj,
+# the MLP's in fc2, so with them at zero the part adds exactly nothing to the stream.
+SILENCED = {"attention": ("proj.weight",), "mlp": ("fc2.weight", "fc2.bias"),
+            "block": ("proj.weight", "fc2.weight", "fc2.bias")}
+
+
+def _silenced(state: dict, block: int, part: str) -> dict:
+    names = {f"blocks.{block - 1}.{name}" for name in SILENCED[part]}
+    return {k: torch.zeros_like(v) if k in names else v for k, v in state.items()}
+
+
+@check("B7", points=2, hidden=False,
+       says="KnockoutLensLM on the default-sized model: with block 4 knocked out, row 3 is the intact model's and "
+            "row 4 repeats it; with block 2's MLP or block 1's attention knocked out, the last row is TinyLM's own "
+            "output with that part's output layer set to zero")
+def test_B7_example(student):
+    state, tokens = _state(45), _tokens(46, 6)
+    label = "KnockoutLensLM(tokens, block=4, part='block')"
+    got = _lens(student, state, tokens, label=label, knockout=(4, "block"))
+    first_three = {k: v for k, v in state.items() if not k.startswith("blocks.3.")}
+    (three,) = student.module("TinyLM", (), {**CONFIG, "n_layers": 3}, state=first_three, forwards=[((tokens,), {})])
+    expect_close(got[2], three[-1], f"{label}: row 3 (after block 3, before the knocked-out block) should be the "
+                                    "intact model's, the output of its first three blocks", LOGITS_ATOL, LOGITS_RTOL)
+    expect_close(got[3], got[2], f"{label}: row 4 should repeat row 3: a block knocked out adds nothing, and the "
+                                 "stream passes it unchanged (it is not zeroed)", LOGITS_ATOL, LOGITS_RTOL)
+    for block, part in [(2, "mlp"), (1, "attention")]:
+        label = f"KnockoutLensLM(tokens, block={block}, part={part!r})"
+        got = _lens(student, state, tokens, label=label, knockout=(block, part))
+        (final,) = student.module("TinyLM", (), CONFIG, state=_silenced(state, block, part), forwards=[((tokens,), {})])
+        expect_close(got[-1], final[-1], f"{label}: the last row should be the model's output with block {block}'s "
+                                         f"{part} adding nothing to the stream, at every position (blocks count "
+                                         "from 1)", LOGITS_ATOL, LOGITS_RTOL)

@@ -3,7 +3,10 @@ back when its key comes in (B3)."""
 import numpy as np
 import torch
 
-from . import check, expect, expect_close
+from . import as_number, check, expect, expect_close
+
+# The form each answer variable must have to be graded (the TODO box says it).
+FORMS = {name: (lambda v, name=name: as_number(v, name)) for name in ("b3_share", "b3_threshold")}
 
 # The worked example: three one-hot keys in R^4 and their values.
 KEYS = torch.eye(4)[:3]
@@ -36,31 +39,44 @@ def own_weights(got, label: str) -> list:
     return [torch.from_numpy(np.array(t)) for t in got]
 
 
+def _recalled(W1, b1, W2, x):
+    """W2 relu(W1 x + b1), in numpy: what the pair store_pairs returned gives back for x (the
+    store check judges store_pairs alone, whatever the student's recall does)."""
+    return np.maximum(np.asarray(x, dtype=np.float64) @ W1.T + b1, 0) @ W2.T
+
+
 @check("B3", points=2, hidden=False,
-       says="store_pairs on three one-hot keys in R^4: W1's rows are the keys, b1 is -0.5 everywhere, and W2's "
-            "columns are the values divided by 1 - 0.5")
+       says="store_pairs on three one-hot keys in R^4, at the default threshold and at 0.3: W1's rows are the "
+            "keys, b1 is -threshold everywhere, and each key, fed through the pair, gives its value back exactly")
 def test_B3_store_example(student):
-    W1, b1, W2 = _triple(student.call("store_pairs", KEYS, VALUES), 3, 4, "store_pairs(keys, values)")
-    expect_close(W1, KEYS, "store_pairs: W1 (its rows should be the keys)")
-    expect(not np.allclose(b1, 0.5), "store_pairs: b1 is +threshold; the bias must cut small matches off, so it is "
-                                     "-threshold")
-    expect_close(b1, -0.5 * np.ones(3), "store_pairs: b1 (every entry is -threshold)")
-    expect(not np.allclose(W2, VALUES.T), "store_pairs: W2's columns are the values themselves; divide them by "
-                                          "1 - threshold, so that a stored key, which gives its unit 1 - threshold "
-                                          "after the bias, recalls its value exactly")
-    expect_close(W2, VALUES.T / 0.5, "store_pairs: W2 (column i should be value i / (1 - threshold))")
+    for threshold, kwargs in [(0.5, {}), (0.3, {"threshold": 0.3})]:
+        label = f"store_pairs(keys, values{', threshold=0.3' if kwargs else ''})"
+        W1, b1, W2 = _triple(student.call("store_pairs", KEYS, VALUES, **kwargs), 3, 4, label)
+        expect_close(W1, KEYS, f"{label}: W1 (its rows should be the keys)")
+        expect(not np.allclose(b1, threshold), f"{label}: b1 is +threshold; the bias must cut small matches off, "
+                                               "so it is -threshold")
+        expect_close(b1, -threshold * np.ones(3), f"{label}: b1 (every entry is -threshold)")
+        got = _recalled(W1, b1, W2, KEYS)                                      # (3, d): one row per key
+        ratio = (got * VALUES.numpy()).sum() / (VALUES.numpy() ** 2).sum()
+        expect(np.allclose(got, VALUES, atol=1e-5) or not np.allclose(got, ratio * VALUES.numpy(), atol=1e-5),
+               f"{label}: each key gives {ratio:.3g} times its value back, not the value itself. Work out what "
+               "hidden unit i outputs when fed its own key, and scale column i of W2 so that the key recalls "
+               "value i exactly")
+        expect_close(got, VALUES, f"{label}: W2 relu(W1 key + b1) for each stored key (it should be that key's "
+                                  "value, column i of W2 scaled for it)")
 
 
 @check("B3", points=2, hidden=False,
-       says="recall with the example's weights: key 1 gives value 1, the unused direction e_3 gives zeros, and a "
-            "batch of the three keys gives the three values")
+       says="recall with given weights: key 1 gives W2 relu(W1 key + b1), the unused direction e_3 gives zeros, "
+            "and a batch of the three keys gives three rows")
 def test_B3_recall_example(student):
-    W1, b1, W2 = KEYS, torch.full((3,), -0.5), VALUES.T / 0.5
+    W1, b1, W2 = KEYS, torch.full((3,), -0.25), 2 * VALUES.T       # any weights: recall only computes
     got = student.call("recall", W1, b1, W2, KEYS[1])
     expect(isinstance(got, np.ndarray) and got.shape == (4,),
            "recall(W1, b1, W2, x) for one x of shape (d,) should return one vector of shape (d,)")
-    expect_close(got, VALUES[1], "recall(W1, b1, W2, key 1)")
+    expect_close(got, 1.5 * VALUES[1], "recall(W1, b1, W2, key 1) with b1 = -0.25 and W2 = 2 * values.T should "
+                                       "be W2 relu(W1 x + b1)")
     expect_close(student.call("recall", W1, b1, W2, torch.eye(4)[3]), np.zeros(4),
                  "recall(W1, b1, W2, e_3), a direction no key uses, should give zeros")
-    expect_close(student.call("recall", W1, b1, W2, KEYS), VALUES,
-                 "recall(W1, b1, W2, keys) on a batch of shape (3, d) should give the three values, one row each")
+    expect_close(student.call("recall", W1, b1, W2, KEYS), 1.5 * VALUES,
+                 "recall(W1, b1, W2, keys) on a batch of shape (3, d) should give one row per key")

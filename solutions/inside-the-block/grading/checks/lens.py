@@ -1,8 +1,10 @@
 """Hidden checks for `lens`: the logit lens against the reference on models and prompts the student
-never sees (B1), and reading its rows (B2)."""
+never sees (B1), reading its rows (B2), and the lens with one part knocked out, with the two
+answers about the trained model (B7)."""
 import torch
 
-from autograder.student_side.checks import as_count, check, expect, expect_close
+from autograder.student_side.checks import as_count, as_number, check, expect, expect_close
+from autograder.student_side.numbers import shown
 
 from ...student_side.checks.lens import CONFIG, LOGITS_ATOL, LOGITS_RTOL, _lens, _state, _tokens, as_guesses
 from ..reference import lens as ref
@@ -70,3 +72,36 @@ def test_B2_settled(student):
         got = as_count(student.call("settled_at", guesses), "settled_at(guesses)")
         expect(got == ref.settled_at(guesses), f"settled_at on hidden guess list {i + 1} of {len(cases)}: the first "
                                                "block (counted from 1) from which no later guess differs from the last")
+
+
+# ---- B7 ----------------------------------------------------------------------------------------
+
+@check("B7", points=2, hidden=True,
+       says="KnockoutLensLM matches the reference on random models, for every part and for first, middle and last "
+            "blocks, and on a deeper model and a single block")
+def test_B7_random_models(student):
+    cases = [(531, CONFIG, 1, "block"), (531, CONFIG, 3, "mlp"), (532, CONFIG, 2, "attention"),
+             (532, CONFIG, 4, "attention"), (533, WIDE, 6, "mlp"), (534, SINGLE, 1, "block")]
+    for i, (seed, config, block, part) in enumerate(cases):
+        state, tokens = _state(seed, config), _tokens(seed + 1, 7, config["vocab_size"])
+        label = f"KnockoutLensLM on hidden case {i + 1} of {len(cases)} (part={part!r})"
+        got = _lens(student, state, tokens, config, label, shown=False, knockout=(block, part))
+        expect_close(got, ref.knockout_lens(state, tokens, block, part, config), label, LOGITS_ATOL, LOGITS_RTOL)
+
+
+@check("B7", points=1, hidden=True,
+       says="b7_drop: how far the trained model's probability of the first token falls at block 4 on the prompt, "
+            "with block 2's attention knocked out")
+def test_B7_drop(student):
+    got = as_number(student.value("b7_drop"), "b7_drop")
+    expect(ref.WINDOWS["b7_drop"].holds(got),
+           f"b7_drop: {shown(got)} is not it; it is the probability with every block in place minus the probability "
+           "with block 2's attention knocked out, both read from the last row, as a number between 0 and 1")
+
+
+@check("B7", points=1, hidden=True,
+       says="b7_settled: the block at which the lens settles on the prompt with block 2's attention knocked out")
+def test_B7_settled(student):
+    got = as_count(student.value("b7_settled"), "b7_settled")
+    expect(got == ref.SETTLED, "b7_settled: that is not where the knocked-out model's guesses settle; apply "
+                               "settled_at to the guesses of KnockoutLensLM's rows on that prompt")

@@ -1,4 +1,5 @@
-"""Misconceptions of `lens`: the logit lens (B1) and reading its rows (B2). B6 is graded by hand."""
+"""Misconceptions of `lens`: the logit lens (B1), reading its rows (B2), and the lens with a part
+knocked out (B7). B6 is graded by hand."""
 from autograder.grader_side.misconceptions import changed, variant, wrong
 
 # The correct LensLM, written so that one line can be made wrong.
@@ -19,6 +20,26 @@ def settled_at(guesses):
     while block > 1 and guesses[block - 2] == guesses[-1]:
         block -= 1
     return block
+'''
+
+# The correct KnockoutLensLM and B7 answers, written so that one line can be made wrong.
+_KNOCKOUT = '''
+class KnockoutLensLM(TinyLM):
+    def forward(self, tokens, block, part="block"):
+        h = self.embed(tokens)
+        rows = []
+        for number, blk in enumerate(self.blocks, start=1):
+            if not (number == block and part in ("attention", "block")):
+                h = h + blk.attention(blk.norm1(h))
+            if not (number == block and part in ("mlp", "block")):
+                h = h + blk.fc2(F.gelu(blk.fc1(blk.norm2(h))))
+            rows.append(self.unembed(self.norm_f(h[-1])))
+        return torch.stack(rows)
+'''
+
+_B7_ANSWERS = '''
+b7_drop = 0.5277
+b7_settled = 3
 '''
 
 ENTRIES = [
@@ -123,6 +144,89 @@ def lens_guesses(lens_logits):
     return lens_logits.argmax(dim=0).tolist()
 ''',
     ),
+    # ---- B7 ------------------------------------------------------------------------------------
+    wrong(
+        "B7-blocks-counted-from-0",
+        "Counts the blocks from 0, so block=2 knocks out the third block and block=4 knocks out none.",
+        "Blocks count from 1 here, as settled_at counts them: block=1 is self.blocks[0].",
+        "B7_code",
+        changed(_KNOCKOUT, "enumerate(self.blocks, start=1)", "enumerate(self.blocks)"),
+    ),
+    wrong(
+        "B7-stream-zeroed",
+        "Knocks a whole block out by zeroing the stream, which also throws away what the embedding and every "
+        "earlier block wrote.",
+        "A knockout removes only what the part would add: the stream goes past the block unchanged.",
+        "B7_code",
+        changed(_KNOCKOUT, "            rows.append(", "            if number == block and part == 'block':\n"
+                                                   "                h = torch.zeros_like(h)\n"
+                                                   "            rows.append("),
+    ),
+    wrong(
+        "B7-parts-swapped",
+        "Knocks out the MLP when asked for attention, and attention when asked for the MLP.",
+        "A block's first update is attention's, attention(norm1(h)); its second is the MLP's, "
+        "fc2(gelu(fc1(norm2(h)))).",
+        "B7_code",
+        '''
+class KnockoutLensLM(TinyLM):
+    def forward(self, tokens, block, part="block"):
+        h = self.embed(tokens)
+        rows = []
+        for number, blk in enumerate(self.blocks, start=1):
+            if not (number == block and part in ("mlp", "block")):
+                h = h + blk.attention(blk.norm1(h))
+            if not (number == block and part in ("attention", "block")):
+                h = h + blk.fc2(F.gelu(blk.fc1(blk.norm2(h))))
+            rows.append(self.unembed(self.norm_f(h[-1])))
+        return torch.stack(rows)
+''',
+    ),
+    wrong(
+        "B7-last-position-only",
+        "Removes the part's update at the last position only, so the other positions, which later blocks' "
+        "attention reads, still carry it.",
+        "Knock the part out at every position: the last position's later attention reads the others.",
+        "B7_code",
+        '''
+class KnockoutLensLM(TinyLM):
+    def forward(self, tokens, block, part="block"):
+        h = self.embed(tokens)
+        rows = []
+        for number, blk in enumerate(self.blocks, start=1):
+            update = blk.attention(blk.norm1(h))
+            if number == block and part in ("attention", "block"):
+                update = torch.cat([update[:-1], torch.zeros_like(update[-1:])])
+            h = h + update
+            update = blk.fc2(F.gelu(blk.fc1(blk.norm2(h))))
+            if number == block and part in ("mlp", "block"):
+                update = torch.cat([update[:-1], torch.zeros_like(update[-1:])])
+            h = h + update
+            rows.append(self.unembed(self.norm_f(h[-1])))
+        return torch.stack(rows)
+''',
+    ),
+    wrong(
+        "B7-drop-is-what-is-left",
+        "Gives the probability left after the knockout (0.47) instead of how far it fell.",
+        "The drop is the intact probability minus the knocked-out one, both from the last row.",
+        "B7_answers",
+        changed(_B7_ANSWERS, "b7_drop = 0.5277", "b7_drop = 0.4669"),
+    ),
+    wrong(
+        "B7-settled-of-the-intact-model",
+        "Gives where the intact model's guesses settle (block 2) instead of the knocked-out model's.",
+        "Run settled_at on the guesses of the knocked-out lens.",
+        "B7_answers",
+        changed(_B7_ANSWERS, "b7_settled = 3", "b7_settled = 2"),
+    ),
+    wrong(
+        "B7-third-block-knocked-out",
+        "Measures with the attention of the third block knocked out (block 2 counted from 0): a drop of 0.003.",
+        "Blocks count from 1: block 2 is self.blocks[1].",
+        "B7_answers",
+        changed(_B7_ANSWERS, "b7_drop = 0.5277", "b7_drop = 0.0026"),
+    ),
 ]
 
 VARIANTS = [
@@ -191,5 +295,47 @@ def settled_at(guesses):
     for block in range(1, len(guesses) + 1):
         if all(g == guesses[-1] for g in guesses[block - 1:]):
             return block
+'''),
+    variant("B7-silenced-copy", "B7_code", '''
+import copy
+
+
+class KnockoutLensLM(TinyLM):
+    def forward(self, tokens, block, part="block"):
+        model = copy.deepcopy(self)                     # silence the part's output layers in a copy
+        blk = model.blocks[block - 1]
+        with torch.no_grad():
+            if part in ("attention", "block"):
+                blk.proj.weight.zero_()
+            if part in ("mlp", "block"):
+                blk.fc2.weight.zero_()
+                blk.fc2.bias.zero_()
+        h = model.embed(tokens)
+        rows = []
+        for b in model.blocks:
+            h = b(h)
+            rows.append(model.unembed(model.norm_f(h[-1])))
+        return torch.stack(rows)
+'''),
+    variant("B7-forward-hooks", "B7_code", '''
+class KnockoutLensLM(TinyLM):
+    def forward(self, tokens, block, part="block"):
+        blk = self.blocks[block - 1]
+        silenced = {"attention": [blk.proj], "mlp": [blk.fc2], "block": [blk.proj, blk.fc2]}[part]
+        hooks = [layer.register_forward_hook(lambda m, i, out: torch.zeros_like(out)) for layer in silenced]
+        try:
+            h = self.embed(tokens)
+            rows = []
+            for b in self.blocks:
+                h = b(h)
+                rows.append(self.unembed(self.norm_f(h[-1])))
+        finally:
+            for hook in hooks:
+                hook.remove()
+        return torch.stack(rows)
+'''),
+    variant("B7-answers-as-text", "B7_answers", '''
+b7_drop = "about 0.53"
+b7_settled = 3
 '''),
 ]

@@ -15,6 +15,12 @@ def recall(W1, b1, W2, x):
     return hidden @ W2.T
 '''
 
+# The correct answers, written so that one can be made wrong.
+_ANSWERS = '''
+b3_share = (0.85 - 0.4) / (1 - 0.4)
+b3_threshold = (0.9 - 1 / 3) / (1 - 1 / 3)
+'''
+
 ENTRIES = [
     wrong(
         "B3-values-in-rows",
@@ -79,6 +85,31 @@ ENTRIES = [
                         "b1 = torch.full((keys.shape[0],), -0.5)"),
                 "W2 = values.T / (1 - threshold)", "W2 = values.T / 0.5"),
     ),
+    wrong(
+        "B3-share-without-rescale",
+        "Takes the share recalled to be what the unit outputs, overlap minus threshold (0.45), forgetting "
+        "that W2's column was scaled up.",
+        "The unit outputs 0.85 - 0.4, and column i of W2 holds v_i scaled so that the key's own output gives "
+        "v_i: divide by what the key alone gives the unit.",
+        "B3_answers",
+        changed(_ANSWERS, "b3_share = (0.85 - 0.4) / (1 - 0.4)", "b3_share = 0.85 - 0.4"),
+    ),
+    wrong(
+        "B3-share-all-or-nothing",
+        "Takes a unit past its threshold to recall the whole value, as if the memory either fires or not.",
+        "The ReLU passes how far the overlap is past the threshold, so the share grows with the overlap.",
+        "B3_answers",
+        changed(_ANSWERS, "b3_share = (0.85 - 0.4) / (1 - 0.4)", "b3_share = 1.0"),
+    ),
+    wrong(
+        "B3-threshold-without-rescale",
+        "Solves overlap minus threshold equals a third (0.567), forgetting that the scale of W2 changes with "
+        "the threshold too.",
+        "The share is (overlap - threshold) divided by what the key alone gives the unit, and both depend on "
+        "the threshold: solve that for it.",
+        "B3_answers",
+        changed(_ANSWERS, "b3_threshold = (0.9 - 1 / 3) / (1 - 1 / 3)", "b3_threshold = 0.9 - 1 / 3"),
+    ),
 ]
 
 VARIANTS = [
@@ -105,5 +136,9 @@ def store_pairs(keys, values, threshold=0.5):
 
 def recall(W1, b1, W2, x):
     return F.linear(F.relu(F.linear(x, W1, b1)), W2)
+'''),
+    variant("B3-answers-as-numbers-and-text", "B3_answers", '''
+b3_share = 0.75
+b3_threshold = "about 0.85"
 '''),
 ]

@@ -1,5 +1,5 @@
 """C2, C3, C4: what a stack of blocks costs: attention scores, weights per layer, memory."""
-from dataclasses import dataclass, field
+from . import Window
 
 # C2 -----------------------------------------------------------------------------------------
 
@@ -60,22 +60,6 @@ def crossover_length(d: int) -> int:
 CROSSOVER_4096 = crossover_length(4096)          # 24,576
 
 # ---- what counts as right for the approximate answers -----------------------------------------
-
-
-@dataclass(frozen=True)
-class Window:
-    """An approximate answer is right within ``rtol`` of any of ``right`` (the exact value and the
-    other readings the question accepts). ``rounded`` are the lesson's rounded figures and
-    ``traps`` the catalogued wrong numbers: the window was chosen to hold every one of the first
-    two and none of the traps (tests/test_numbers.py proves it)."""
-    right: tuple[float, ...]
-    rtol: float
-    rounded: tuple[float, ...]
-    traps: dict[str, float] = field(default_factory=dict)
-
-    def holds(self, value: float) -> bool:
-        return any(abs(value - r) <= self.rtol * abs(r) for r in self.right)
-
 
 WINDOWS = {
     # 1%: rounding to two figures (2.0e8 is 0.7% low) is right; a layer missing W_O is 8% low.

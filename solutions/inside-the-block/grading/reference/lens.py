@@ -11,6 +11,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from . import Window
+
 # The notebook's default TinyLM().
 CONFIG = {"vocab_size": 16, "d_model": 16, "n_layers": 4, "n_heads": 2, "max_len": 16}
 EPS = 1e-5          # nn.LayerNorm's default
@@ -81,6 +83,43 @@ def settled_at(guesses) -> int:
     while block > 1 and guesses[block - 2] == guesses[-1]:
         block -= 1
     return block
+
+
+# ---- B7: knocking one part out -------------------------------------------------------------
+
+# The layer each part's update ends in: attention's in the bias-free proj (W_O), the MLP's in fc2.
+LAST_LAYERS = {"attention": ("proj",), "mlp": ("fc2",), "block": ("proj", "fc2")}
+
+
+def knocked_out(state: dict, block: int, part: str) -> dict:
+    """``state`` with the last layer(s) of ``part`` of block ``block`` (counted from 1) set to zero,
+    weight and bias: that part's update is then exactly zero and the stream passes it unchanged, at
+    every position."""
+    silenced = tuple(f"blocks.{block - 1}.{layer}." for layer in LAST_LAYERS[part])
+    return {key: torch.zeros_like(t) if key.startswith(silenced) else t for key, t in state.items()}
+
+
+def knockout_lens(state: dict, tokens: torch.Tensor, block: int, part: str, config: dict | None = None):
+    """(n_layers, vocab_size): the logit lens with ``part`` of block ``block`` knocked out."""
+    return logit_lens(knocked_out(state, block, part), tokens, config)
+
+
+# The question B7's answers are about: the shipped trained model (trained/copy_first.pt) on this
+# prompt, with block 2's attention knocked out. tests/test_trained_model.py recomputes both numbers
+# from the shipped weights.
+KNOCKOUT_PROMPT = (15, 11, 1, 6, 15, 7, 13)
+KNOCKOUT = (2, "attention")
+DROP = 0.5277        # P(first token) at block 4: 0.9946 intact, 0.4669 without block 2's attention
+SETTLED = 3          # the lens settles at block 3 without it (at block 2 intact)
+
+WINDOWS = {
+    # 6% either side of the drop: two figures (0.53) and one (0.5) are right, and a retrained model's
+    # last bits do not matter; the probability left (0.47), the drop with the whole block 2 gone
+    # (0.29), or with the attention of the block counted from 0 (block 3: 0.003) are not.
+    "b7_drop": Window(right=(DROP,), rtol=0.06, rounded=(0.53, 0.5, 0.528), traps={
+        "the probability left": 0.4669, "whole block 2 knocked out": 0.2940,
+        "block 3's attention (counted from 0)": 0.0026, "in percent": 52.77, "the probability intact": 0.9946}),
+}
 
 
 # ---- a trained model, for the notes' figure ----------------------------------------------------

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import torch
 
+from . import Window
+
 
 def store_pairs(keys: torch.Tensor, values: torch.Tensor, threshold: float = 0.5):
     """keys: (n, d) unit vectors, values: (n, d). Returns W1 (n, d), b1 (n,), W2 (d, n)."""
@@ -47,3 +49,32 @@ def partial_probes(keys: torch.Tensor, overlaps, seed: int) -> torch.Tensor:
         u = u / u.norm()
         probes.append(c * k64[i] + (1 - c * c) ** 0.5 * u)
     return torch.stack(probes).float()                               # (m, d)
+
+
+# ---- the reasoning: what a partial match recalls -------------------------------------------
+
+
+def share_recalled(overlap: float, threshold: float) -> float:
+    """How many times v_i comes back for a unit input x with k_i^T x = ``overlap`` (and every other
+    overlap at most the threshold): relu(overlap - threshold) / (1 - threshold)."""
+    return max(overlap - threshold, 0.0) / (1 - threshold)
+
+
+def threshold_for_share(overlap: float, share: float) -> float:
+    """The threshold at which an input with ``overlap`` recalls ``share`` of its value: solve
+    (overlap - t) / (1 - t) = share for t."""
+    return (overlap - share) / (1 - share)
+
+
+SHARE = share_recalled(0.85, 0.4)                # b3_share: 0.75
+THRESHOLD = threshold_for_share(0.9, 1 / 3)      # b3_threshold: 0.85
+
+WINDOWS = {
+    # 1%: both have exact answers; each trap leaves out one step of the reasoning.
+    "b3_share": Window(right=(SHARE,), rtol=0.01, rounded=(0.75,), traps={
+        "no rescale (overlap - threshold)": 0.85 - 0.4, "no bias (the overlap)": 0.85,
+        "rescaled, no bias": 0.85 / 0.6, "divided by the threshold": (0.85 - 0.4) / 0.4, "all of it": 1.0}),
+    "b3_threshold": Window(right=(THRESHOLD,), rtol=0.01, rounded=(0.85,), traps={
+        "no rescale (overlap - share)": 0.9 - 1 / 3, "a third of the overlap": 0.3,
+        "divided by the threshold": 0.9 / (1 + 1 / 3), "the overlap itself": 0.9}),
+}
