@@ -28,7 +28,9 @@ def _workers(text: str) -> int:
     return count
 
 
-def main(argv=None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``course`` command's parser, built without running anything (the docs' test parses every
+    command the README and docs/ show with it)."""
     parser = argparse.ArgumentParser(prog="course", description="Release, grade and report the course's problem sets.")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -94,11 +96,22 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
     p.add_argument("--workers", type=_workers, default=0, help="parallel submissions (default, or 0: one per core)")
 
-    # Every option `course pytest` does not know is pytest's own (-k, -x, -ra, --junitxml=...).
+    return parser
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    """``argv`` as the ``course`` command reads it; a usage error exits 2 with argparse's message.
+    Every option `course pytest` does not know is pytest's own (-k, -x, -ra, --junitxml=...)."""
+    parser = build_parser()
     args, rest = parser.parse_known_args(argv)
     if rest and args.command != "pytest":
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.pytest_args = rest
+    return args
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
     try:
         return COMMANDS[args.command](args)
     except api.CourseError as exc:
