@@ -63,7 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("grade", help="grade one submission given as notebook files")
     p.add_argument("notebooks", nargs="+", type=Path)
-    p.add_argument("--assignment", required=True, help="the problem set (a folder of solutions/)")
+    p.add_argument("--assignment", default=None,
+                   help="the problem set (a folder of solutions/; default: the one the notebooks' folder is named "
+                        "after, or the only set with notebooks of these names)")
     p.add_argument("--gradescope", type=Path, default=None, help="also write Gradescope's results.json here")
     p.add_argument("--timeout", type=float, default=60.0)
 
@@ -173,8 +175,29 @@ def _autograde(args) -> int:
     return 0
 
 
+def grade_assignment(notebooks: list[Path], root: Path) -> str:
+    """The set `course grade` grades when no --assignment is given: the one the notebooks' folder is
+    named after (``submitted/<student>/<set>/``, ``assignments/<set>/``), else the only set of the
+    course whose source has notebooks of all these names. Anything else is a guess, so it is refused
+    with the sets to choose from."""
+    sets = api.problem_sets(root)
+    folders = {Path(nb).absolute().parent.name for nb in notebooks}
+    if len(folders) == 1 and (folder := folders.pop()) in sets:
+        return folder
+    names = {Path(nb).name for nb in notebooks}
+    fits = [s for s in sets if all((root / "solutions" / s / name).is_file() for name in names)]
+    if len(fits) == 1:
+        return fits[0]
+    why = f"{len(fits)} sets have notebooks named {', '.join(sorted(names))}" if fits else \
+        f"no set has notebooks named {', '.join(sorted(names))}"
+    raise api.CourseError(f"cannot tell which problem set to grade these notebooks as (their folder is named "
+                          f"after no set, and {why}): pass --assignment, one of: {', '.join(sets)}")
+
+
 def _grade(args) -> int:
-    doc = api.grade_one(args.notebooks, args.assignment, args.timeout, repo=api.course_root())
+    root = api.course_root()
+    assignment = args.assignment or grade_assignment(args.notebooks, root)
+    doc = api.grade_one(args.notebooks, assignment, args.timeout, repo=root)
     result = doc["students"]["student"]
     for qid, q in result["questions"].items():
         score = "manual" if q["score"] is None else f"{q['score']:g}/{q['max_score']:g}"
