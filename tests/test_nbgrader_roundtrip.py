@@ -83,7 +83,7 @@ def test_an_lms_download_goes_through_zip_collect_and_grades_like_the_full_folde
     with zipfile.ZipFile(archive / "lms-download.zip", "w") as z:
         for name in a.notebooks:   # the LMS renames each file <student>_<notebook>.ipynb
             z.write(root / "submitted" / "alice" / ASSIGNMENT / f"{name}.ipynb", f"carol_{name}.ipynb")
-    with open(root / "nbgrader_config.py", "a") as f:   # the class's own download, as the README says
+    with open(root / "nbgrader_config.py", "a") as f:   # the class's own download, as docs/ta-guide.md says
         f.write('\nc.CourseExtractor.lms_archives = ["lms-download.zip"]\n')
     api.nbgrader("zip_collect", ASSIGNMENT, "--force", "--log-level=WARN", repo=root)
     carol = root / "submitted" / "carol" / ASSIGNMENT
