@@ -166,3 +166,23 @@ def test_a_pytest_command_shown_names_files_that_exist():
             path = arg.split("::", 1)[0]
             if path.startswith(("tests/", "bench/")):
                 assert (REPO / path).exists(), f"{where}\n  {path} does not exist"
+
+
+def _anchor(heading: str) -> str:
+    """GitHub's anchor for a markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def test_every_relative_link_names_a_file_and_heading_that_exist():
+    """Text moved out of the README must leave no link behind pointing where it used to be."""
+    broken = []
+    for page in PAGES:
+        for target, anchor in re.findall(r"\]\((?!https?:|mailto:)([^)#\s]*)(?:#([^)\s]+))?\)", page.read_text()):
+            linked = (page.parent / target).resolve() if target else page
+            if not linked.exists():
+                broken.append(f"{page.name}: {target}")
+            elif anchor and linked.suffix == ".md":
+                headings = re.findall(r"^#+ (.+)$", linked.read_text(), re.M)
+                if anchor not in {_anchor(h) for h in headings}:
+                    broken.append(f"{page.name}: {target}#{anchor}")
+    assert not broken, broken
