@@ -98,6 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
     p.add_argument("--workers", type=_workers, default=0, help="parallel submissions (default, or 0: one per core)")
 
+    p = sub.add_parser("export", help="the gradebook (manual grades and late penalties counted) as Canvas's or "
+                                      "Moodle's grade import CSV, or a plain table")
+    p.add_argument("assignment")
+    p.add_argument("--lms", choices=("canvas", "moodle", "csv"), required=True)
+    p.add_argument("--course", type=Path, default=None, help="the course folder (default: the current one)")
+    p.add_argument("--out", type=Path, default=None, help="the CSV to write (default: <lms>-<assignment>.csv)")
+    p.add_argument("--per-question", action="store_true",
+                   help="a column per graded cell too (moodle and csv; before the late penalty)")
+
     return parser
 
 
@@ -326,8 +335,23 @@ def summary(results: dict) -> str:
     return "\n".join(lines)
 
 
+def _export(args) -> int:
+    from autograder.reports import lms
+
+    root = api.course_root(args.course)
+    out = args.out or Path(f"{args.lms}-{args.assignment}.csv")
+    if args.per_question and args.lms == "canvas":
+        raise api.CourseError("--per-question is for --lms moodle or csv: Canvas imports a column per assignment")
+    written = lms.export(root, args.assignment, args.lms, out if out.is_absolute() else Path.cwd() / out,
+                         args.per_question)
+    for sid in written.missing:
+        print(f"warning: no {lms.MATCHED_BY[args.lms]} for student {for_id(sid)}: not in {out}", file=sys.stderr)
+    print(lms.summary(written, args.lms))
+    return 0
+
+
 COMMANDS = {"release": _release, "autograde": _autograde, "grade": _grade, "gradescope-package": _gradescope_package,
-            "demo": _demo, "mutants": _mutants, "checks": _checks, "pytest": _pytest}
+            "demo": _demo, "mutants": _mutants, "checks": _checks, "pytest": _pytest, "export": _export}
 
 if __name__ == "__main__":
     sys.exit(main())
