@@ -107,7 +107,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-question", action="store_true",
                    help="a column per graded cell too (moodle and csv; before the late penalty)")
 
+    p = sub.add_parser("similarity", help="pairs of submissions that are alike (code and free text), for a TA to "
+                                          "read; changes no grade")
+    p.add_argument("assignment")
+    p.add_argument("--course", type=Path, default=None, help="the course folder (default: the current one)")
+    p.add_argument("--threshold", type=float, default=0.5,
+                   help="list pairs whose score (shared fingerprints over the smaller submission's) is at least this")
+    p.add_argument("--out", type=Path, default=Path("similarity"),
+                   help="folder for similarity.html and similarity.csv")
+
     return parser
+
+
+def _similarity(args) -> int:
+    from autograder.reports import similarity
+
+    if not 0 < args.threshold <= 1:
+        raise api.CourseError(f"--threshold {args.threshold:g} is not a score: give a number above 0 and at most 1")
+    found = similarity.run(args.assignment, api.course_root(args.course), args.threshold)
+    page = similarity.write_page(found, args.out)
+    print(f"{found.assignment}: {found.students} submissions compared, {len(found.pairs)} pair(s) at or over "
+          f"{found.threshold:g} (a reason to read both, never a grade)")
+    if found.pairs:
+        print(_table(similarity.table_rows(found)))
+    for sid, why in sorted(found.unreadable.items()):
+        print(f"not compared: {for_id(sid)}: {for_terminal(why)}")
+    print(f"side by side: {page}\ncsv: {page.with_suffix('.csv')}")
+    return 0
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -351,7 +377,8 @@ def _export(args) -> int:
 
 
 COMMANDS = {"release": _release, "autograde": _autograde, "grade": _grade, "gradescope-package": _gradescope_package,
-            "demo": _demo, "mutants": _mutants, "checks": _checks, "pytest": _pytest, "export": _export}
+            "demo": _demo, "mutants": _mutants, "checks": _checks, "pytest": _pytest, "export": _export,
+            "similarity": _similarity}
 
 if __name__ == "__main__":
     sys.exit(main())
