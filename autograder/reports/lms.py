@@ -109,6 +109,7 @@ def _score(gradebook: Gradebook, assignment: str, student: str) -> Score:
 
 
 def _text(value: str) -> str:
+    """A text cell: no control character, never read as a formula (a leading apostrophe)."""
     return for_csv(value)
 
 
@@ -155,7 +156,7 @@ def plain(table: Table, per_question: bool = False) -> list[list]:
         header += [col(a, q) for q in (table.questions[a] if per_question else [])] + [col(a, t) for t in totals]
     rows: list[list] = [[_text(h) for h in header]]
     for s in table.students:
-        row = [_text(for_id(s.id)), _text(s.last_name), _text(s.first_name), _text(for_id(s.email)),
+        row: list = [_text(for_id(s.id)), _text(s.last_name), _text(s.first_name), _text(for_id(s.email)),
                _text(for_id(s.lms_user_id))]
         for a, m in table.assignments.items():
             sc = s.scores[a]
