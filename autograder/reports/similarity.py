@@ -17,8 +17,9 @@ How two submissions are compared (the pure functions below, each tested on its o
 - ``boilerplate``: what the course gave (the released notebooks, the source's read-only cells) never
   counts; ``index`` maps each remaining fingerprint to the students who have it, and one held by
   more than ``max_share`` of the class (a common idiom, everyone's same answer) is ignored too.
-- ``pairs``: only students who share a fingerprint are ever paired (no n^2 loop over the class);
-  a pair's score is the share of the smaller submission's fingerprints that the other has too.
+- ``pairs``: only students who share a rare fingerprint (held by a few students: ``pairing_limit``)
+  are ever paired, so the class is never compared pair by pair (n^2); a pair's score is the share
+  of the smaller submission's fingerprints (the common ones left out) that the other has too.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import keyword
 import re
 import tokenize
 import zlib
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -44,6 +45,8 @@ TEXT_WINDOW = 2
 MIN_TEXT_WORDS = 5    # a string in code with fewer words is code, not an answer
 MAX_SHARE = 0.5       # a fingerprint in more than this share of the class is an idiom, not a copy
 MIN_SHARED = 4        # a pair sharing fewer fingerprints is not listed, whatever its score
+PAIRING_SHARE = 0.02  # only a fingerprint held by at most this share of the class pairs students ...
+MIN_PAIRING = 5       # ... or by at most this many
 THRESHOLD = 0.5       # default score from which a pair is listed
 MAX_CELLS_SHOWN = 12  # cell pairs shown per pair of students
 
@@ -59,22 +62,7 @@ def code_tokens(source: str) -> list[str]:
     """The cell ``source`` as normalised tokens: identifiers ``N``, strings ``S``, keywords, operators,
     numbers and ends of statements kept; comments, blank lines, indentation and layout dropped. A cell
     that does not tokenize (a syntax error, an IPython magic ``tokenize`` refuses) is cut at whitespace."""
-    tokens = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type in _DROPPED:
-                continue
-            if tok.type == tokenize.NAME:
-                tokens.append(tok.string if keyword.iskeyword(tok.string) else "N")
-            elif tok.type == tokenize.STRING:
-                tokens.append("S")
-            elif tok.type == tokenize.NEWLINE:
-                tokens.append(";")
-            else:
-                tokens.append(tok.string)
-    except (tokenize.TokenError, SyntaxError):   # IndentationError is a SyntaxError
-        return source.split()
-    return tokens
+    return _scan(source)[0]
 
 
 def text_words(text: str) -> list[str]:
@@ -85,16 +73,30 @@ def text_words(text: str) -> list[str]:
 def string_answers(source: str) -> list[str]:
     """The strings of the code cell ``source`` long enough to be a written answer (``MIN_TEXT_WORDS``
     words or more), without their quotes; none when the cell does not tokenize."""
-    found = []
+    return _scan(source)[1]
+
+
+def _scan(source: str) -> tuple[list[str], list[str]]:
+    """``code_tokens`` and ``string_answers`` of ``source``, from one pass of ``tokenize``."""
+    tokens, answers = [], []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-            if tok.type == tokenize.STRING:
+            if tok.type in _DROPPED:
+                continue
+            if tok.type == tokenize.NAME:
+                tokens.append(tok.string if keyword.iskeyword(tok.string) else "N")
+            elif tok.type == tokenize.STRING:
+                tokens.append("S")
                 body = _STRING_PREFIX.sub("", tok.string).strip("'\"")
                 if len(text_words(body)) >= MIN_TEXT_WORDS:
-                    found.append(body)
-    except (tokenize.TokenError, SyntaxError):
-        return []
-    return found
+                    answers.append(body)
+            elif tok.type == tokenize.NEWLINE:
+                tokens.append(";")
+            else:
+                tokens.append(tok.string)
+    except (tokenize.TokenError, SyntaxError):   # IndentationError is a SyntaxError
+        return source.split(), []
+    return tokens, answers
 
 
 def fingerprints(tokens: list[str], k: int, window: int, kind: str = "code") -> set[int]:
@@ -144,8 +146,9 @@ def cell_fingerprints(cell: Cell) -> set[int]:
     """A cell's fingerprints: its code's and its answers' words (code), or its words (text)."""
     if cell.kind == "text":
         return fingerprints(text_words(cell.source), TEXT_K, TEXT_WINDOW, "text")
-    found = fingerprints(code_tokens(cell.source), CODE_K, CODE_WINDOW)
-    for answer in string_answers(cell.source):
+    tokens, answers = _scan(cell.source)
+    found = fingerprints(tokens, CODE_K, CODE_WINDOW)
+    for answer in answers:
         found |= fingerprints(text_words(answer), TEXT_K, TEXT_WINDOW, "text")
     return found
 
@@ -216,29 +219,36 @@ def common(by_print: Mapping[int, list[str]], students: int, max_share: float = 
     return {fp for fp, who in by_print.items() if len(who) > limit}
 
 
+def pairing_limit(students: int) -> int:
+    """The most students a fingerprint may be held by and still pair them: ``PAIRING_SHARE`` of the
+    class, at least ``MIN_PAIRING``. A copy shares many fingerprints held by the two students alone;
+    one held by dozens only says they used the same idiom, and pairing all of them would cost the
+    square of their number."""
+    return max(MIN_PAIRING, int(PAIRING_SHARE * students))
+
+
 def pairs(prints: Mapping[str, set[int]], threshold: float = THRESHOLD, max_share: float = MAX_SHARE,
           min_shared: int = MIN_SHARED) -> tuple[list[Pair], set[int], int]:
     """The pairs of students whose score is at least ``threshold`` (highest first), the common
-    fingerprints left out, and how many pairs shared any fingerprint. Only students who share a
-    fingerprint are paired (through the inverted ``index``)."""
+    fingerprints left out, and how many pairs were scored. Only students who share a rare fingerprint
+    (``pairing_limit``) are paired, through the inverted ``index``, never every pair of the class; a
+    pair's score counts every fingerprint they share but the common ones."""
     by_print = index(prints)
     ignored = common(by_print, len(prints), max_share)
-    shared: Counter = Counter()
-    for fp, who in by_print.items():
-        if len(who) < 2 or fp in ignored:
-            continue
-        for a, b in combinations(sorted(who), 2):
-            shared[a, b] += 1
+    limit = pairing_limit(len(prints))
+    candidates: set[tuple[str, str]] = set()
+    for who in by_print.values():
+        if 2 <= len(who) <= limit:
+            candidates.update(combinations(sorted(who), 2))
+    kept = {sid: own - ignored for sid, own in prints.items()}
     found = []
-    for (a, b), count in shared.items():
-        if count < min_shared:
-            continue
-        smaller = min(len(prints[a] - ignored), len(prints[b] - ignored))
-        score = count / smaller if smaller else 0.0
-        if score >= threshold:
-            found.append(Pair(a, b, round(score, 3), count))
+    for a, b in candidates:
+        count = len(kept[a] & kept[b])
+        smaller = min(len(kept[a]), len(kept[b]))
+        if count >= min_shared and smaller and count / smaller >= threshold:
+            found.append(Pair(a, b, round(count / smaller, 3), count))
     found.sort(key=lambda p: (-p.score, -p.shared, p.a, p.b))
-    return found, ignored, len(shared)
+    return found, ignored, len(candidates)
 
 
 def matching_cells(a: list[tuple[Cell, set[int]]], b: list[tuple[Cell, set[int]]],
