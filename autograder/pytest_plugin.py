@@ -35,8 +35,11 @@ folder may already have loaded. Without those options the plugin does nothing.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -63,12 +66,16 @@ def run(*, submission: Path | None, submissions: Path | None, course: Path | Non
     if root == folder or folder in root.parents:
         raise api.CourseError(f"the course folder {for_terminal(root)} lies inside the submission "
                               f"{for_terminal(folder)}: run `course pytest` in the course folder (or give --course)")
-    option = "--submission" if submission else "--submissions"
+    option = "--course-submission" if submission else "--course-submissions"
+    # The plugin by name (-p), not as an object: xdist's workers (``-p xdist -n N``) start from these
+    # arguments and load it the same way.
+    # --assert=plain: no module collected here has asserts to rewrite (and this one is imported already).
     args = [f"--config-file={KIT_INI}", f"--rootdir={root}", "--noconftest", "--disable-plugin-autoload",
-            "-p", "no:cacheprovider", f"{option}={folder}", f"--course={root}", f"--grading-timeout={timeout}",
-            f"--grading-workers={workers}", *([f"--assignment={assignment}"] if assignment else []), *pytest_args]
+            "--assert=plain", "-p", "no:cacheprovider", "-p", __name__, f"{option}={folder}", f"--course-folder={root}",
+            f"--course-grading-timeout={timeout}", f"--course-grading-workers={workers}",
+            *([f"--course-assignment={assignment}"] if assignment else []), *pytest_args]
     sys.path[:] = [entry for entry in sys.path if not _inside(entry, folder)]
-    return int(pytest.main(args, plugins=[sys.modules[__name__], Launcher(root)]))
+    return int(pytest.main(args, plugins=[Launcher(root)]))
 
 
 def _inside(entry: str, folder: Path) -> bool:
@@ -105,18 +112,26 @@ def _launcher(config) -> Launcher | None:
 
 
 def pytest_addoption(parser):
+    # Every name starts with --course-: the plugin is installed for every pytest of the environment, and
+    # a bare --course or --submission would clash with other plugins. The old names stay as aliases
+    # for one release.
     group = parser.getgroup("course", "grading submissions with the course's checks (set by `course pytest`)")
-    group.addoption("--submission", type=Path, default=None, metavar="FOLDER",
+    group.addoption("--course-submission", "--submission", dest="submission", type=Path, default=None,
+                    metavar="FOLDER",
                     help="grade one student's folder, <student>/<assignment>/ or <student>/ holding the notebooks; "
                          "only through `course pytest --submission=FOLDER` (a bare pytest refuses it)")
-    group.addoption("--submissions", type=Path, default=None, metavar="DIR",
-                    help="grade every student folder in DIR, as `course autograde --submissions=DIR`; only through "
-                         "`course pytest --submissions=DIR`")
-    group.addoption("--assignment", default=None, help="the problem set (default: the one the submission folders "
-                                                       "are named after, or the course's only set)")
-    group.addoption("--course", type=Path, default=None, help="the course folder (default: the current one)")
-    group.addoption("--grading-timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
-    group.addoption("--grading-workers", type=int, default=0, help="parallel submissions (0: one per core)")
+    group.addoption("--course-submissions", "--submissions", dest="submissions", type=Path, default=None,
+                    metavar="DIR", help="grade every student folder in DIR, as `course autograde --submissions=DIR`; "
+                                        "only through `course pytest --submissions=DIR`")
+    group.addoption("--course-assignment", "--assignment", dest="assignment", default=None,
+                    help="the problem set (default: the one the submission folders are named after, or the "
+                         "course's only set)")
+    group.addoption("--course-folder", "--course", dest="course", type=Path, default=None,
+                    help="the course folder (default: the current one)")
+    group.addoption("--course-grading-timeout", "--grading-timeout", dest="grading_timeout", type=float,
+                    default=60.0, help="wall-clock seconds per notebook")
+    group.addoption("--course-grading-workers", "--grading-workers", dest="grading_workers", type=int, default=0,
+                    help="parallel submissions (0: one per core)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -124,6 +139,11 @@ def pytest_load_initial_conftests(early_config):
     """Before any conftest loads: a submission only under ``course pytest``, and only as it set pytest up."""
     ns = early_config.known_args_namespace
     launcher = _launcher(early_config)
+    if launcher is None and os.environ.get("PYTEST_XDIST_WORKER") and getattr(ns, "course", None):
+        # An xdist worker of `course pytest`: started from the controller's arguments, which its Launcher
+        # checked; it holds this worker to the same root and configuration.
+        launcher = Launcher(Path(ns.course))
+        early_config.pluginmanager.register(launcher, "course-pytest-worker-launcher")
     if launcher is not None:
         launcher.check(early_config)
     elif getattr(ns, "submission", None) or getattr(ns, "submissions", None):
@@ -138,22 +158,55 @@ def pytest_configure(config):
 
 
 class Grading:
-    """The plugin once a submission is given: grades at collection, reports totals at the end."""
+    """The plugin once a submission is given: grades at collection, reports totals at the end.
+
+    Under xdist (``course pytest ... -p xdist -n N``) the controller grades every submission once,
+    at session start, and hands the results to its workers in a private file: each worker builds
+    the same items from them and grades nothing again."""
 
     def __init__(self, config):
         self.config = config
         self.results: dict = {}
+        self.shared: Path | None = None      # the controller's results file for its workers
+
+    def _controller(self) -> bool:
+        return self.config.pluginmanager.has_plugin("dsession")
 
     @pytest.hookimpl(tryfirst=True)
-    def pytest_collection(self, session):
+    def pytest_sessionstart(self, session):
+        if self._controller():               # before xdist starts its workers (its hook runs last)
+            self.results = self._graded()
+            folder = Path(tempfile.mkdtemp(prefix="course-pytest-"))     # mode 0700
+            self.shared = folder / "results.json"
+            self.shared.write_text(json.dumps(self.results))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node):
+        node.workerinput["course_results"] = str(self.shared)
+
+    def pytest_unconfigure(self, config):
+        if self.shared is not None:
+            shutil.rmtree(self.shared.parent, ignore_errors=True)
+
+    def _graded(self) -> dict:
         from autograder import api
 
         config = self.config
+        shared = getattr(config, "workerinput", {}).get("course_results")
+        if shared:
+            return json.loads(Path(shared).read_text())
         try:
             with contextlib.chdir(api.course_root(config.getoption("course"))):   # no child starts in a submission
-                self.results = _grade(config)
+                return _grade(config)
         except api.CourseError as exc:
             raise pytest.UsageError(for_terminal(exc)) from None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session):
+        if self._controller():
+            return None                      # xdist's workers collect, from the controller's results
+        config = self.config
+        self.results = self._graded()
         session.items = [item for sid, result in self.results["students"].items()
                          for item in _items(session, sid, result)]
         # As a collector would report them: the terminal then says "collected N items".
@@ -162,6 +215,25 @@ class Grading:
         config.hook.pytest_collection_finish(session=session)
         session.testscollected = len(session.items)
         return True
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item, call):
+        """A skip is located at its item (``alice::C8::C8_manual``), not at this file's line."""
+        report = yield
+        if isinstance(item, Check) and report.skipped and isinstance(report.longrepr, tuple):
+            report.longrepr = (item.nodeid, None, report.longrepr[2])
+        return report
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session):
+        """Each student's total as a property of the JUnit suite, where CI systems read one."""
+        from _pytest.junitxml import xml_key
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is None or hasattr(self.config, "workerinput"):
+            return
+        for sid, result in self.results.get("students", {}).items():
+            xml.add_global_property(f"total {for_id(sid)}", for_terminal(_total(result)))
 
     def pytest_terminal_summary(self, terminalreporter):
         for sid, result in self.results.get("students", {}).items():

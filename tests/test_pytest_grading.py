@@ -93,6 +93,36 @@ def test_junit_xml_carries_each_checks_points(two):
     assert {props["hidden"] for (_, _, props) in cases.values() if "hidden" in props} == {"True", "False"}
 
 
+def test_under_xdist_each_student_is_graded_once_with_the_same_items_and_totals(course, assignment, two):
+    """``course pytest -p xdist -n 2``: the controller grades the class once and its workers run the
+    items from those results (before, every worker stopped at its arguments and no test ran). Every
+    item, outcome, score and total is the ``-n 0`` run's, and the totals are properties of the JUnit
+    suite, where CI systems read them."""
+    done, cases, _, _, root = two
+    xml = root / "xdist.xml"
+    spread = _course_pytest(course, f"--submissions={root}", f"--junitxml={xml}", "-p", "xdist", "-n", "2", "-rs")
+    assert "2 workers [" in spread.stdout and "node down" not in spread.stdout, spread.stdout[-3000:]
+    assert spread.returncode == done.returncode == 1
+    assert _cases(xml) == cases
+    for sid in ("alice", "bob"):
+        line = next(line for line in done.stdout.splitlines() if line.startswith(f"{sid}: "))
+        assert line in spread.stdout
+    suite = ET.parse(xml).getroot().find("testsuite")
+    totals = {p.get("name"): p.get("value") for p in suite.find("properties").iter("property")}
+    assert totals["total alice"].startswith("100 / 100 points") and totals["total bob"].startswith("0 / 100 points")
+    assert "pytest_plugin.py" not in spread.stdout                     # skips are located at their item
+    assert "SKIPPED [1] alice::C8::C8_manual: graded by hand by a TA" in spread.stdout
+
+
+def test_the_junit_file_declares_the_schema_its_case_properties_belong_to(two):
+    """Each check's points are properties of its test case: the xunit1 schema's, so the file says
+    xunit1 (pytest's default, xunit2, has no properties on a test case)."""
+    _, _, _, _, root = two
+    suite = ET.parse(root / "junit.xml").getroot().find("testsuite")
+    assert suite.find("testcase").find("properties") is not None
+    assert suite.find("properties") is not None                        # the totals, on the suite
+
+
 def test_k_selects_checks_and_the_failure_text_is_the_students_message(course, assignment, two):
     done = _course_pytest(course, f"--submission={two[4] / 'bob' / assignment.name}", "-k", "B1_", "-rf", "-x")
     summary = done.stdout.split("short test summary info")[-1]
