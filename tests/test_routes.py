@@ -509,6 +509,24 @@ def test_a_judge_out_of_budget_leaves_every_route_question_to_a_ta():
     assert analysis.read([("x = 1", True, True)], {"B1": week4.RULES["B1"]}, ["cell 1"]).failure == ""
 
 
+def test_a_reader_that_cannot_start_sends_the_notebooks_route_questions_to_a_ta(monkeypatch):
+    """No process for the program reader (EAGAIN under a process limit, a missing interpreter): the
+    notebook runs as written and its route questions wait for a TA, as when the budget runs out;
+    the student is not failed whole for the grader's trouble."""
+    a = Assignment("transformer-block")
+    while True:                                    # no idle reader to reuse: the next read starts one
+        try:
+            analysis._idle.get_nowait().stop()
+        except analysis.queue.Empty:
+            break
+    monkeypatch.setattr(analysis.sys, "executable", "/nonexistent/python")
+    sub = _submission(a, [HONEST_B1])
+    assert "could not start its program reader" in sub.readings["build"].failure
+    assert sub.programs["build"][-1] == HONEST_B1
+    step.run(sub, Env(a, sandbox=None))
+    assert _waiting(sub, "B1") and "could not start" in sub.to_review["B1"]
+
+
 def test_a_route_fails_every_check_of_its_question_only():
     a = Assignment("transformer-block")
     sub = _submission(a, [_ln("return F.group_norm(x.reshape(-1, 1, x.shape[-1]), 1).reshape(x.shape) * g + b")])

@@ -42,7 +42,7 @@ class Reading:
     """One notebook, read: the code to run and, per route question, the verdict."""
     program: list[str]                  # IPython syntax made plain Python (the cells as written on failure)
     verdicts: dict                      # question -> routes.Verdict; {} on failure
-    failure: str = ""                   # why the budget was not enough, one line ("" when it was)
+    failure: str = ""                   # why the reading failed (budget, or no reader), one line; "" if it did not
 
 
 def as_python(source: str) -> str:
@@ -64,7 +64,11 @@ def read(cells: list[tuple[str, bool, bool]], rules: dict, labels: list[str],
     in run order; ``rules`` (question -> ``routes.Rule``) the questions to judge; ``labels[i]``
     names cell ``i`` in messages. Never raises."""
     key, data = _encoded(rules)
-    helper = _take()
+    try:
+        helper = _take()
+    except OSError as exc:     # no process could be started (EAGAIN, a missing interpreter): a TA reads it
+        return Reading([source for source, _, _ in cells], {}, f"the grader could not start its program reader "
+                                                               f"({type(exc).__name__}: {exc})")
     request: dict[str, object] = {"cells": cells, "rules_key": key, "labels": labels}
     if key not in helper.known:
         request["rules"] = data    # once per helper: it keeps them
