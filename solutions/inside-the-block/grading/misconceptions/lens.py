@@ -168,19 +168,10 @@ def lens_guesses(lens_logits):
         "A block's first update is attention's, attention(norm1(h)); its second is the MLP's, "
         "fc2(gelu(fc1(norm2(h)))).",
         "B7_code",
-        '''
-class KnockoutLensLM(TinyLM):
-    def forward(self, tokens, block, part="block"):
-        h = self.embed(tokens)
-        rows = []
-        for number, blk in enumerate(self.blocks, start=1):
-            if not (number == block and part in ("mlp", "block")):
-                h = h + blk.attention(blk.norm1(h))
-            if not (number == block and part in ("attention", "block")):
-                h = h + blk.fc2(F.gelu(blk.fc1(blk.norm2(h))))
-            rows.append(self.unembed(self.norm_f(h[-1])))
-        return torch.stack(rows)
-''',
+        changed(changed(_KNOCKOUT, 'part in ("attention", "block")):\n                h = h + blk.attention',
+                        'part in ("mlp", "block")):\n                h = h + blk.attention'),
+                'part in ("mlp", "block")):\n                h = h + blk.fc2',
+                'part in ("attention", "block")):\n                h = h + blk.fc2'),
     ),
     wrong(
         "B7-last-position-only",
