@@ -97,6 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--course", type=Path, default=None, help="the course folder (default: the current one)")
     p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
     p.add_argument("--workers", type=_workers, default=0, help="parallel submissions (default, or 0: one per core)")
+    p.add_argument("--allow-weak-isolation", action="store_true",
+                   help="where namespaces are denied, grade one --submission anyway, without them (the results "
+                        "and the JUnit file record it); refused for --submissions")
 
     p = sub.add_parser("export", help="the gradebook (manual grades and late penalties counted) as Canvas's or "
                                       "Moodle's grade import CSV, or a plain table")
@@ -270,7 +273,7 @@ def _pytest(args) -> int:
 
     return pytest_plugin.run(submission=args.submission, submissions=args.submissions, course=args.course,
                              assignment=args.assignment, timeout=args.timeout, workers=args.workers,
-                             pytest_args=args.pytest_args)
+                             allow_weak_isolation=args.allow_weak_isolation, pytest_args=args.pytest_args)
 
 
 def _checks(args) -> int:

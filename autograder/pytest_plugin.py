@@ -53,7 +53,7 @@ REFUSAL = ("pytest was given a submission directly, so it may already have read 
 
 
 def run(*, submission: Path | None, submissions: Path | None, course: Path | None, assignment: str | None,
-        timeout: float, workers: int, pytest_args: list[str]) -> int:
+        timeout: float, workers: int, pytest_args: list[str], allow_weak_isolation: bool = False) -> int:
     """``course pytest``: pytest with the kit's configuration, the course folder as its root and the
     submission(s) given to this plugin by absolute path; ``pytest_args`` are pytest's own options.
     Returns pytest's exit status."""
@@ -73,7 +73,8 @@ def run(*, submission: Path | None, submissions: Path | None, course: Path | Non
     args = [f"--config-file={KIT_INI}", f"--rootdir={root}", "--noconftest", "--disable-plugin-autoload",
             "--assert=plain", "-p", "no:cacheprovider", "-p", __name__, f"{option}={folder}", f"--course-folder={root}",
             f"--course-grading-timeout={timeout}", f"--course-grading-workers={workers}",
-            *([f"--course-assignment={assignment}"] if assignment else []), *pytest_args]
+            *([f"--course-assignment={assignment}"] if assignment else []),
+            *(["--course-allow-weak-isolation"] if allow_weak_isolation else []), *pytest_args]
     sys.path[:] = [entry for entry in sys.path if not _inside(entry, folder)]
     return int(pytest.main(args, plugins=[Launcher(root)]))
 
@@ -132,6 +133,8 @@ def pytest_addoption(parser):
                     default=60.0, help="wall-clock seconds per notebook")
     group.addoption("--course-grading-workers", "--grading-workers", dest="grading_workers", type=int, default=0,
                     help="parallel submissions (0: one per core)")
+    group.addoption("--course-allow-weak-isolation", dest="allow_weak_isolation", action="store_true",
+                    help="grade one submission without namespaces where they are denied (recorded)")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -234,10 +237,20 @@ class Grading:
             return
         for sid, result in self.results.get("students", {}).items():
             xml.add_global_property(f"total {for_id(sid)}", for_terminal(_total(result)))
+        if _weak(self.results):
+            xml.add_global_property("isolation", for_terminal(_weak(self.results)))
 
     def pytest_terminal_summary(self, terminalreporter):
         for sid, result in self.results.get("students", {}).items():
             terminalreporter.write_line(f"{for_id(sid)}: " + for_terminal(_total(result)))
+        if _weak(self.results):
+            terminalreporter.write_line(for_terminal(_weak(self.results)))
+
+
+def _weak(results: dict) -> str:
+    """The line saying the run graded without namespaces, and why ("" when it had them)."""
+    weak = (results.get("isolation") or {}).get("weak")
+    return f"graded with weak isolation (--allow-weak-isolation): {weak}" if weak else ""
 
 
 def _total(result: dict) -> str:
@@ -261,15 +274,18 @@ def _grade(config) -> dict:
     if one and many:
         raise api.CourseError("give --submission=FOLDER or --submissions=DIR, not both")
     assignment = config.getoption("assignment")
+    weak = bool(config.getoption("allow_weak_isolation"))
     if many:
-        return api.autograde(assignment or _named(api, root, Path(many)), many, workers, timeout, repo=root)
+        return api.autograde(assignment or _named(api, root, Path(many)), many, workers, timeout, repo=root,
+                             allow_weak_isolation=weak)
     one = Path(one)
     named = one.name if one.name in api.problem_sets(root) else None
     assignment = assignment or named or _named(api, root, one.parent)
     student = one.parent if named == assignment else one     # <student>/<assignment>/ or <student>/
     if not student.parent.is_dir():
         raise api.CourseError(f"--submission={one}: no such folder; give <student>/<assignment>/ or <student>/")
-    return api.autograde(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name])
+    return api.autograde(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name],
+                         allow_weak_isolation=weak)
 
 
 def _named(api, root: Path, folder: Path) -> str:

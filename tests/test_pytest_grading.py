@@ -15,6 +15,7 @@ none of its code runs. A bare `pytest --submission...` refuses to grade. Text a 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -272,3 +273,52 @@ def test_pytest_output_and_junit_xml_carry_no_control_characters(course, assignm
     assert_clean(done.stderr, "pytest's standard error")
     assert_clean(xml.read_text(), "JUnit XML")
     assert any(message.startswith("`layer_norm` raised ValueError: hostile") for _, message, _ in _cases(xml).values())
+
+
+# ---- where user namespaces are restricted (Ubuntu 24.04's AppArmor) -----------------------------------
+
+STAND_IN_BWRAP = "#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n"
+
+
+def test_where_apparmor_denies_namespaces_course_pytest_says_what_lifts_it_and_grades_one_weakly(
+        course, assignment, two, tmp_path):
+    """A bubblewrap that fails as it does on Ubuntu 24.04 for a non-root user (AppArmor's restriction
+    of user namespaces): ``course pytest`` stops with one line naming the restriction, what lifts it,
+    and ``--allow-weak-isolation``, which ``course pytest`` now takes for one submission (before: "no
+    tests ran" and an option pytest rejected). With it, the submission is graded as usual and the run
+    says, in its summary and its JUnit suite, that it had weak isolation."""
+    if not shutil.which("bwrap"):
+        pytest.skip("needs bubblewrap (make sandbox) for the grader's own view as root")
+    stand_in = tmp_path / "bin"
+    stand_in.mkdir()
+    (stand_in / "bwrap").write_text(STAND_IN_BWRAP)
+    (stand_in / "bwrap").chmod(0o755)
+    alice = two[4] / "alice" / assignment.name
+    env = {**os.environ, "PATH": f"{stand_in}{os.pathsep}{os.environ['PATH']}", "PYTHONDONTWRITEBYTECODE": "1"}
+
+    def course_pytest(*args, view=()):
+        return subprocess.run([*view, str(COURSE), "pytest", *map(str, args)], cwd=course, capture_output=True,
+                              text=True, env=env, timeout=900)
+
+    refused = course_pytest(f"--submission={alice}")
+    said = refused.stdout + refused.stderr
+    assert refused.returncode == 4 and "no tests ran" in said, said[-2000:]
+    line = next(line for line in said.splitlines() if "cannot be isolated here" in line)
+    assert "setting up uid map: Permission denied" in line and "AppArmor" in line
+    assert "apparmor_restrict_unprivileged_userns=0" in line and "--allow-weak-isolation" in line
+
+    # As root the session's uid must read the Python: here it lives under /root, so the grader runs in a
+    # view where it is searchable by anyone (the stand-in still answers for bwrap inside it).
+    from test_isolation_modes import _python_view
+
+    view = ["/usr/bin/env", f"PATH={env['PATH']}", shutil.which("bwrap"), *_python_view(), "--"] \
+        if os.geteuid() == 0 else []
+    xml = tmp_path / "weak.xml"
+    weak = course_pytest(f"--submission={alice}", "--allow-weak-isolation", f"--junitxml={xml}", view=view)
+    assert weak.returncode == 0, (weak.stdout + weak.stderr)[-3000:]
+    assert "alice: 100 / 100 points" in weak.stdout
+    assert "graded with weak isolation (--allow-weak-isolation): bwrap: setting up uid map" in weak.stdout
+    suite = ET.parse(xml).getroot().find("testsuite")
+    assert any(p.get("name") == "isolation" for p in suite.find("properties").iter("property"))
+    many = course_pytest(f"--submissions={two[4]}", "--allow-weak-isolation")
+    assert many.returncode == 4 and "grades one submission per throwaway environment" in many.stdout + many.stderr

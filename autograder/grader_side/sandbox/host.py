@@ -93,6 +93,27 @@ def _bwrap() -> str | None:
     return shutil.which("bwrap") or shutil.which("bwrap", path="/usr/bin:/bin")
 
 
+# What bubblewrap says when the kernel lets an unprivileged user create a user namespace but not map
+# its uid in it: AppArmor's restriction (Ubuntu 23.10 and later, GitHub's ubuntu-24.04 runners).
+_USERNS_DENIED = ("setting up uid map: Permission denied", "No permissions to create new namespace")
+_APPARMOR_SYSCTL = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
+
+
+def _userns_hint(said: str, sysctl: str = _APPARMOR_SYSCTL) -> str:
+    """For bubblewrap's refusal ``said``: what lifts AppArmor's restriction of user namespaces, when
+    that is the cause ("" otherwise), in words that fit one line."""
+    if not any(words in said for words in _USERNS_DENIED):
+        return ""
+    try:
+        restricted = Path(sysctl).read_text().strip() == "1"
+    except OSError:
+        restricted = False
+    why = "AppArmor restricts unprivileged user namespaces here" if restricted else \
+        "user namespaces are restricted for this user (Ubuntu 23.10 and later do it through AppArmor)"
+    return (f"; {why}: give bubblewrap an AppArmor profile that allows them (docs/security.md), or run "
+            "`sysctl kernel.apparmor_restrict_unprivileged_userns=0` as root, or grade as root")
+
+
 def _zygote_env(home: str, lib: str) -> dict:
     one = "1"
     return {
@@ -295,7 +316,7 @@ class Sandbox:
             self._stop_zygote()
             tail = self._log_tail(logpath)
             if bwrap and tail.startswith("bwrap:"):
-                raise _NoIsolation(tail)
+                raise _NoIsolation(tail + _userns_hint(tail))
             raise SandboxError("the zygote exited during start-up: " + tail)
         reply = json.loads(msg)
         if "error" in reply:
