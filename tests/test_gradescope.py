@@ -32,7 +32,7 @@ from autograder.reports.escape import for_terminal
 from autograder.tooling.sampleclass import write_submission
 from docker_seccomp import run_under
 from hostile_text import HOSTILE, PAYLOAD, assert_clean
-from week4 import all_checks
+from week4 import all_checks, catalogue
 
 PROFILE = REPO / "docs" / "seccomp-course.json"
 
@@ -166,16 +166,20 @@ def notebooks(folder: Path, **kwargs) -> dict[str, bytes]:
 
 
 def assert_isolation_stated(doc: dict, stdout: str | None = None) -> None:
-    """What held, field by field, for the student; the grading machine's folders for staff only."""
-    assert "allow_weak_isolation=True" in doc["output"]
-    line = next(x for x in doc["output"].splitlines() if x.startswith("isolation: "))
-    assert "seccomp" in line and "rlimits" in line     # what the sandbox reported, field by field
+    """What held, field by field, for staff: in ``extra_data`` (stored, shown to no student) without the
+    grading machine's folders, and whole in the runner's stdout (instructors only). The output a
+    student reads names none of it."""
+    for word in ("isolation", "allow_weak_isolation", "seccomp", "namespace"):
+        assert word not in doc["output"], word
+    kept = doc["extra_data"]["isolation"]
+    assert "seccomp" in kept and "rlimits" in kept     # what the sandbox reported, field by field
     for where in ("/usr", "/root", str(REPO), sys.prefix, "visible_read_only", "cut_out"):
-        assert where not in doc["output"], where
+        assert where not in kept, where
     if stdout is not None:
         staff = next(x for x in stdout.splitlines() if x.startswith("instructor only: isolation, whole: "))
         assert ("visible_read_only: /usr" in staff or "files: " in staff) and "seccomp" in staff, staff
-
+        assert any(x.startswith("instructor only: one submission in this container, graded with "
+                                "allow_weak_isolation=True") for x in stdout.splitlines())
 
 
 # ---- what a student sees before grades are published ------------------------------------------
@@ -200,9 +204,9 @@ def before_publication(doc: dict, stdout: str = "") -> dict:
     - ``leaderboard``: always;
     - the autograder's stdout (``stdout``): when ``stdout_visibility`` is ``visible`` or ``after_due_date``.
 
-    Left out: ``extra_data`` ("extra data to be stored", not documented as shown; this kit writes
-    none), ``execution_time`` (a wall-clock figure for the instructor, which differs from run to
-    run) and ``stdout_visibility``/``visibility`` themselves."""
+    Left out: ``extra_data`` ("extra data to be stored", not documented as shown; this kit keeps the
+    isolation record there, for staff), ``execution_time`` (a wall-clock figure for the instructor,
+    which differs from run to run) and ``stdout_visibility``/``visibility`` themselves."""
     default = doc.get("visibility", "visible")
     tests = [t for t in doc.get("tests", []) if t.get("visibility", default) not in NOT_YET]
     seen = {key: doc[key] for key in ("output", "output_format", "test_output_format", "test_name_format",
@@ -320,9 +324,8 @@ def test_where_namespaces_are_refused_it_grades_with_weak_isolation_and_says_so(
         pytest.skip("bubblewrap is not installed (make sandbox)")
     doc, done = run_autograder_streams(package, tmp_path / "root", notebooks(tmp_path / "nb"), namespaces_refused=True)
     assert doc["score"] == 100
-    assert "namespaces were refused here, so the isolation is weak" in doc["output"]
-    line = next(x for x in doc["output"].splitlines() if x.startswith("isolation: "))
-    assert line.startswith("isolation: weak: ")     # why, first
+    assert "namespaces were refused here, so the isolation is weak" in done.stdout
+    assert doc["extra_data"]["isolation"].startswith("weak: ")     # why, first
     assert_isolation_stated(doc, done.stdout)
 
 
@@ -376,8 +379,31 @@ def test_course_grade_writes_the_same_format_for_one_submission(tmp_path):
     assert proc.returncode == 0, proc.stderr
     doc = json.loads((tmp_path / "results.json").read_text())
     jsonschema.validate(doc, RESULTS)
-    assert doc["score"] == 100 and doc["output"].splitlines()[-1].startswith("isolation: ")
+    assert doc["score"] == 100 and "seccomp" in doc["extra_data"]["isolation"]
 
+
+
+def test_a_named_misconception_tags_its_questions_failed_hidden_tests_only(tmp_path):
+    """The misconception the grader names for a question is a Gradescope tag of that question's failed
+    hidden tests (shown once grades are published, as their messages are), never of a visible test,
+    which a student sees before publication and which no hidden check decided."""
+    from autograder import api
+    from autograder.grader_side.misconceptions import edits
+
+    a = Assignment("transformer-block")
+    source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}
+    entry = next(e for e in catalogue() if e.id == "B1-sample-variance")
+    folder = tmp_path / "nb"
+    notebooks(folder, edits=edits(entry, source[entry.cell]))
+    doc_all = api.grade_one(sorted(folder.glob("*.ipynb")), a.name)
+    result = doc_all["students"]["student"]
+    named = result["questions"]["B1"]["misconception"]["id"]
+    doc = api.gradescope(result, 1.0, doc_all["isolation"])
+    jsonschema.validate(doc, RESULTS)
+    tagged = [t for t in doc["tests"] if "tags" in t]
+    assert tagged and all(t["tags"] == [named] and t["status"] == "failed" and t["visibility"] == "after_published"
+                          and t["number"].startswith("B1.") for t in tagged)
+    assert not any("tags" in t for t in doc["tests"] if t["visibility"] == "visible")
 
 
 # ---- nothing a hidden check decided shows before grades are published -----------------------
@@ -405,7 +431,7 @@ def test_the_answers_hidden_free_text_checks_get_change_nothing_a_student_sees_b
     seen = before_publication(first, out_first.stdout)
     assert "score" not in seen and "stdout" not in seen
     assert "C2" not in seen["output"] and "C3" not in seen["output"]
-    # What is shown still says what is graded by hand, which files were graded, and the isolation.
+    # What is shown still says what is graded by hand and which files were graded; the isolation is staff's.
     assert "graded by hand later, not in this score: C8 (4 points)" in seen["output"]
     assert "graded concepts.ipynb (from concepts.ipynb), build.ipynb (from build.ipynb)" in seen["output"]
     assert_isolation_stated(first)

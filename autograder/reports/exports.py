@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from nbgrader.api import MissingEntry
@@ -100,15 +101,17 @@ def gradescope(result: dict, execution_time: float | None = None, isolation: dic
     Nothing a hidden check decided is shown before grades are published: its verdict, score and
     review note are in its own ``after_published`` test only, and the total (which counts it) is
     hidden by Gradescope while such a test exists. The top-level ``output`` (always shown) holds
-    only what no hidden check decides: the reason a submission could not be graded, what is graded
-    by hand, the questions whose visible checks wait for a TA, that hidden checks are shown once
-    grades are published, ``notes`` and, when given, the isolation the student's code ran under, as
-    the sandbox reported it but for the fields that name the machine's folders (``HOST_PATHS``).
-    Every string leaves through the one sanitizer, one record a line (``reports/escape.py``): a
-    submission's error texts, answers and file names reach them.
-    The grader's own stdout is for the instructor only (``stdout_visibility: hidden``)."""
+    only what a student needs and no hidden check decides: the reason a submission could not be
+    graded, what is graded by hand, the questions whose visible checks wait for a TA, that hidden
+    checks are shown once grades are published, and ``notes`` (which files were graded). A named
+    misconception is a tag of its question's failed hidden tests (shown with them). The isolation
+    the code ran under, when given, is for staff: ``extra_data``, which Gradescope stores and does
+    not show. Every string leaves through the one sanitizer, one record a line
+    (``reports/escape.py``): a submission's error texts, answers and file names reach them.
+    The grader's own stdout is for the instructor only (``stdout_visibility: hidden``): the whole
+    isolation record, the machine's folders (``HOST_PATHS``) included, goes there."""
     questions = result.get("questions", {})
-    tests = [_gradescope_test(qid, n, row) for qid, q in questions.items()
+    tests = [_gradescope_test(qid, n, row, _tags(q)) for qid, q in questions.items()
              for n, row in enumerate(q.get("checks") or [], 1)]
     lines = [f"could not be graded: {result['reason']}"] if result.get("reason") else []
     manual = [f"{qid} ({q['max_score']:g} points)" for qid, q in questions.items() if q.get("manual")]
@@ -122,11 +125,13 @@ def gradescope(result: dict, execution_time: float | None = None, isolation: dic
         lines.append("hidden checks: their results, and any answer of yours a TA reads, are shown when grades "
                      "are published; until then the total is hidden")
     lines += list(notes)
-    if isolation is not None:    # what held, without the grading machine's paths (the runner's stdout has them)
-        lines.append("isolation: " + describe_isolation({k: v for k, v in isolation.items() if k not in HOST_PATHS}))
     doc = {"score": result["score"], "output": "\n".join(for_terminal(line) for line in lines),
            "output_format": TEXT, "test_output_format": TEXT, "test_name_format": TEXT, "tests": tests,
            "visibility": SHOWN, "stdout_visibility": "hidden"}
+    if isolation is not None:    # for staff: Gradescope keeps extra_data and shows it to no student; the machine's
+        # folders only in the runner's stdout, in case a platform ever shows extra_data
+        kept = {k: v for k, v in isolation.items() if k not in HOST_PATHS}
+        doc["extra_data"] = {"isolation": for_terminal(describe_isolation(kept))}
     if execution_time is not None:
         doc["execution_time"] = max(0, round(execution_time))
     return doc
@@ -137,18 +142,29 @@ def awaiting(row: dict) -> bool:
     return bool(row.get("review")) and not row.get("passed")
 
 
-def _gradescope_test(qid: str, n: int, row: dict) -> dict:
+def _tags(question: dict) -> list[str]:
+    """The misconception the grader named for a question, as Gradescope tags ([] when none)."""
+    named = question.get("misconception")
+    return [for_terminal(named["id"])] if isinstance(named, dict) and named.get("id") else []
+
+
+def _gradescope_test(qid: str, n: int, row: dict, tags: Sequence[str] = ()) -> dict:
     """One check as a Gradescope test, its strings sanitized: shown at once, or once grades are
-    published when the check is hidden."""
+    published when the check is hidden. ``tags`` (the question's named misconception) go on a
+    failed hidden test only: a hidden check may be what named it, and a visible test is shown
+    before grades are published."""
     output = row["message"] or "passed"
     if awaiting(row):
         if output.startswith("awaiting"):   # a route the grader could not rule out: the message says why
             output = f"{output} (a TA decides these points)"
         else:                               # an answer it could not place: quoted
             output = f"awaiting review: a TA decides these points ({output}; your answer: {row['review']})"
-    return {"name": for_terminal(row["id"]), "number": for_terminal(f"{qid}.{n}"), "score": row["score"],
+    test = {"name": for_terminal(row["id"]), "number": for_terminal(f"{qid}.{n}"), "score": row["score"],
             "max_score": row["max_score"], "status": "passed" if row.get("passed") else "failed",
             "output": for_terminal_lines(output), "visibility": UNTIL_PUBLISHED if row["hidden"] else SHOWN}
+    if tags and row["hidden"] and not row.get("passed"):
+        test["tags"] = list(tags)
+    return test
 
 
 # Fields of the sandbox's isolation record that name the grading machine's folders: for staff only.

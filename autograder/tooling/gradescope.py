@@ -325,12 +325,12 @@ def run(assignment: str, root: Path, timeout: float = 60.0, started: float | Non
         except CourseError as exc:
             return failed(f"the autograder could not grade: {exc}", started, notes)
     isolation = doc["isolation"]
-    notes.append("one submission in this container: graded with allow_weak_isolation=True (Gradescope mode); "
-                 + ("namespaces were refused here, so the isolation is weak" if isolation.get("weak")
-                    else "the full sandbox was available and used"))
     result = doc["students"]["student"]
     if staff is not None:
         staff.extend(awaiting_review(result))
+        staff.append("instructor only: one submission in this container, graded with allow_weak_isolation=True "
+                     "(Gradescope mode); " + ("namespaces were refused here, so the isolation is weak"
+                                             if isolation.get("weak") else "the full sandbox was available and used"))
         staff.append(f"instructor only: isolation, whole: {describe_isolation(isolation)}")
     return api.gradescope(result, time.monotonic() - started, isolation, tuple(notes))
 
