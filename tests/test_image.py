@@ -1,10 +1,12 @@
 """The container image for TAs without Linux, tested where no container engine is.
 
 The Dockerfile may only build through Makefile targets that exist and that `make test` runs
-itself; the seccomp profile we ship must be a valid Docker profile that allows what the sandbox
-needs. The profile is also loaded for real (through libseccomp, as Docker's runtime does) around a
-grader: the full sandbox starts under it and grades the reference to 100, and the same profile
-with Docker's default treatment of namespaces makes the sandbox refuse.
+itself; the seccomp profile we ship must be Docker's default profile (deny by default) plus, each
+with its reason, exactly what the sandbox needs. The profile is also loaded for real (its rules
+chosen as Docker does for a container with Docker's default capabilities, then loaded through
+libseccomp, as Docker's runtime does) around a grader: the full sandbox starts under it and grades
+the reference to 100, and the same profile without its additions (Docker's default) makes the
+sandbox refuse.
 """
 from __future__ import annotations
 
@@ -23,19 +25,24 @@ import pytest
 
 from autograder.grader_side.assignment import REPO, Assignment
 from autograder.tooling.sampleclass import write_submission
-from docker_seccomp import run_under
+from docker_seccomp import DOCKER_DEFAULT, plan, run_under
 
 DOCKERFILE = REPO / "Dockerfile"
 PROFILE = REPO / "docs" / "seccomp-course.json"
 ACTIONS = {"SCMP_ACT_ALLOW", "SCMP_ACT_ERRNO", "SCMP_ACT_KILL", "SCMP_ACT_KILL_PROCESS", "SCMP_ACT_KILL_THREAD",
            "SCMP_ACT_TRAP", "SCMP_ACT_TRACE", "SCMP_ACT_LOG"}
 # What bubblewrap and each grading session call that Docker's default profile refuses without CAP_SYS_ADMIN
-# (autograder/grader_side/sandbox/: view.py's bwrap options, lifecycle.py's unshare, view.enter's mounts).
-SANDBOX_NEEDS = {"clone", "unshare", "mount", "umount2", "pivot_root", "setns", "sethostname"}
-# What Docker's default profile refuses and no grading step needs: still refused.
+# (autograder/grader_side/sandbox/: view.py's bwrap options, lifecycle.py's unshare, view.enter's mounts):
+# clone with namespace flags, and the rest outright.
+SANDBOX_NEEDS = {"clone", "unshare", "mount", "umount2", "pivot_root", "sethostname"}
+# What Docker's default profile refuses (a container without CAP_SYS_ADMIN) and no grading step needs:
+# still refused. clone3 keeps Docker's ENOSYS (libc then uses clone, whose flags a filter can read). (Docker
+# allows ptrace and process_vm_* on kernels from 4.8; the sandbox's own filter refuses them to student code.)
 STILL_DENIED = {"keyctl", "add_key", "request_key", "bpf", "perf_event_open", "kexec_load", "init_module",
-                "finit_module", "delete_module", "ptrace", "process_vm_readv", "process_vm_writev", "reboot",
-                "swapon", "userfaultfd", "open_by_handle_at", "acct", "settimeofday"}
+                "finit_module", "delete_module", "kexec_file_load", "pidfd_getfd", "kcmp", "reboot",
+                "swapon", "userfaultfd", "open_by_handle_at", "acct", "settimeofday", "setns", "umount",
+                "fsopen", "fsmount", "move_mount", "open_tree", "mount_setattr", "syslog", "quotactl",
+                "setdomainname", "lookup_dcookie", "fanotify_init"}
 
 
 def instructions() -> list[tuple[str, str]]:
@@ -110,21 +117,46 @@ def _libseccomp():
     return lib
 
 
+def _unconditional(planned: dict) -> dict[str, set[str]]:
+    """Each name a plan's argument-free rules give an action, with every action they give it."""
+    actions: dict[str, set[str]] = {}
+    for rule in planned["rules"]:
+        if not rule["args"]:
+            allow = rule["action"] == "SCMP_ACT_ALLOW"
+            actions.setdefault(rule["name"], set()).add("allow" if allow else f"{rule['action']}/{rule['errno']}")
+    return actions
+
+
 def test_the_seccomp_profile_is_a_docker_profile_allowing_what_the_sandbox_needs():
     profile = json.loads(PROFILE.read_text())
-    assert profile["defaultAction"] in ACTIONS
-    allowed, denied = set(), set()
+    # Docker's own default profile (tests/data/docker-default-seccomp.json: moby/profiles seccomp/default.json
+    # at commit 3c28324314729dbade8287e868eef6338c42807a, as moby/moby vendors it at b985e2313a86).
+    docker = json.loads(DOCKER_DEFAULT.read_text())
     lib = _libseccomp()
     for rule in profile["syscalls"]:
         assert set(rule) <= {"names", "action", "errnoRet", "args", "comment", "includes", "excludes"}
         assert rule["action"] in ACTIONS and rule["names"] and isinstance(rule.get("errnoRet", 1), int)
-        for name in rule["names"]:
+    # Deny by default, as Docker does, with Docker's architectures and every rule of Docker's, unchanged:
+    # all Docker allows (some calls only with certain arguments, arches or capabilities) stays allowed.
+    assert profile["defaultAction"] == docker["defaultAction"] == "SCMP_ACT_ERRNO"
+    assert profile["defaultErrnoRet"] == docker["defaultErrnoRet"] and profile["archMap"] == docker["archMap"]
+    assert [rule for rule in profile["syscalls"] if rule in docker["syscalls"]] == docker["syscalls"]
+    # Beyond Docker's: allowances only, unconditional, each saying why; exactly what the sandbox needs.
+    additions = [rule for rule in profile["syscalls"] if rule not in docker["syscalls"]]
+    for rule in additions:
+        assert rule["action"] == "SCMP_ACT_ALLOW" and not {"args", "includes", "excludes"} & set(rule), rule
+        assert len(rule.get("comment", "")) > 40, f"{rule['names']}: say why the sandbox needs it"
+        for name in rule["names"]:     # (Docker's own may be newer than this libseccomp: runc skips those)
             assert lib.seccomp_syscall_resolve_name(name.encode()) != -1, f"{name} is no system call"
-        (allowed if rule["action"] == "SCMP_ACT_ALLOW" else denied).update(rule["names"])
-    assert SANDBOX_NEEDS <= allowed and not SANDBOX_NEEDS & denied
-    # Docker's documented refusals, kept (a denylist: every other call is left to the capabilities
-    # Docker withholds and, for student code, to the sandbox's own filter)
-    assert profile["defaultAction"] == "SCMP_ACT_ALLOW" and STILL_DENIED <= denied
+    assert {name for rule in additions for name in rule["names"]} == SANDBOX_NEEDS
+    # What a container with Docker's default capabilities gets (as Docker chooses the rules): the
+    # sandbox's needs allowed whatever the arguments, the rest of Docker's refusals kept, and no call
+    # given two actions (libseccomp would keep the first one silently).
+    mine, dockers = _unconditional(plan(profile)), _unconditional(plan(docker))
+    assert all(mine[name] == {"allow"} for name in SANDBOX_NEEDS)
+    assert not STILL_DENIED & {name for name, actions in mine.items() if "allow" in actions}
+    assert mine["clone3"] == dockers["clone3"] == {"SCMP_ACT_ERRNO/38"}
+    assert all(len(actions) == 1 for actions in mine.values()), {n: a for n, a in mine.items() if len(a) > 1}
     guide = (REPO / "docs" / "where-to-grade.md").read_text()     # the image's commands, as TAs run them
     assert "--security-opt seccomp=docs/seccomp-course.json" in guide
 
