@@ -322,3 +322,17 @@ def test_where_apparmor_denies_namespaces_course_pytest_says_what_lifts_it_and_g
     assert any(p.get("name") == "isolation" for p in suite.find("properties").iter("property"))
     many = course_pytest(f"--submissions={two[4]}", "--allow-weak-isolation")
     assert many.returncode == 4 and "grades one submission per throwaway environment" in many.stdout + many.stderr
+
+
+def test_the_apparmor_hint_is_given_for_apparmors_refusal_only(tmp_path):
+    """A refused clone (Docker's seccomp profile, a kernel without unprivileged user namespaces) is not
+    AppArmor's doing: bubblewrap's own words explain it, and no AppArmor fix is suggested."""
+    from autograder.grader_side.sandbox.host import _userns_hint
+
+    restricted = tmp_path / "apparmor_restrict_unprivileged_userns"
+    restricted.write_text("1\n")
+    assert "AppArmor restricts" in _userns_hint("bwrap: setting up uid map: Permission denied", str(restricted))
+    assert "Ubuntu 23.10" in _userns_hint("bwrap: setting up uid map: Permission denied", str(tmp_path / "none"))
+    docker = ("bwrap: No permissions to create new namespace, likely because the kernel does not allow "
+              "non-privileged user namespaces.")
+    assert _userns_hint(docker, str(restricted)) == ""

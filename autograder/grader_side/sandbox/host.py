@@ -94,8 +94,10 @@ def _bwrap() -> str | None:
 
 
 # What bubblewrap says when the kernel lets an unprivileged user create a user namespace but not map
-# its uid in it: AppArmor's restriction (Ubuntu 23.10 and later, GitHub's ubuntu-24.04 runners).
-_USERNS_DENIED = ("setting up uid map: Permission denied", "No permissions to create new namespace")
+# its uid in it: AppArmor's restriction (Ubuntu 23.10 and later, GitHub's ubuntu-24.04 runners). Not
+# "No permissions to create new namespace": that is a refused clone (a seccomp filter such as
+# Docker's, or a kernel without unprivileged user namespaces), which bubblewrap's own words explain.
+_USERNS_DENIED = ("setting up uid map: Permission denied",)
 _APPARMOR_SYSCTL = "/proc/sys/kernel/apparmor_restrict_unprivileged_userns"
 
 
