@@ -73,7 +73,7 @@ c.AssignLatePenalties.plugin_class = CourseLatePenalty
 # c.CourseLatePenalty.extensions_file = "extensions.toml"
 
 # nbgrader export: the same CSV, with names and ids that look like spreadsheet formulas made harmless.
-from autograder.reports.exports import NbgraderCsvExport  # noqa: E402
+from autograder.reports.lms import NbgraderCsvExport  # noqa: E402
 
 c.ExportApp.plugin_class = NbgraderCsvExport
 

@@ -17,6 +17,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from autograder.grader_side import pipeline
 from autograder.grader_side.assignment import REPO, Assignment, CourseError, names
@@ -24,7 +25,9 @@ from autograder.grader_side.pipeline import grade_safely
 from autograder.grader_side.recorder_process import RecorderProcess
 from autograder.grader_side.sandbox import PRELOAD, grading_sandbox
 from autograder.reports.exports import gradescope, write_csv, write_json
-from autograder.tooling.release import make_course, nbgrader, release, schedule, scheduled
+
+if TYPE_CHECKING:    # at run time from tooling.release on first use (module __getattr__ below)
+    from autograder.tooling.release import make_course, nbgrader, release, schedule, scheduled
 
 __all__ = ["CourseError", "autograde", "autograded_folder", "compare_nbgrader", "course_root", "find_submissions",
            "grade", "grade_one", "gradescope", "gradescope_package", "make_course", "nbgrader", "problem_sets",
@@ -240,3 +243,16 @@ def compare_nbgrader(results: dict, gradebook: Path) -> dict[str, list[str]]:
             if lines:
                 found[sid] = lines
     return found
+
+
+# Releasing and nbgrader's commands, from ``tooling.release``: loaded on first use, since it imports
+# nbgrader and nbconvert (most of a second), which grading one submission never needs.
+_RELEASE = ("make_course", "nbgrader", "release", "schedule", "scheduled")
+
+
+def __getattr__(name: str):
+    if name in _RELEASE:
+        from autograder.tooling import release as _release
+
+        return getattr(_release, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -6,9 +6,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from nbgrader.api import MissingEntry
-from nbgrader.plugins import CsvExportPlugin
-
 from autograder.reports import pages
 from autograder.reports.escape import for_csv, for_id, for_terminal, for_terminal_lines
 
@@ -36,45 +33,6 @@ def write_csv(results: dict, path: Path) -> None:
                 "" if penalty is None else penalty, after, r["max_score"],
                 r["status"], " ".join(manual), " | ".join(r.get("flags", [])),
                 r.get("reason") or "")])
-
-
-class NbgraderCsvExport(CsvExportPlugin):
-    """``nbgrader export``'s CSV, the same columns and rows, written by Python's csv module (a comma
-    in a name stays in its cell) with every cell made harmless for a spreadsheet (``for_csv``).
-    The course's ``nbgrader_config.py`` makes it nbgrader's export plugin."""
-
-    COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
-               "raw_score", "late_submission_penalty", "score", "max_score")
-
-    def export(self, gradebook) -> None:
-        path = self.to or "grades.csv"
-        self.log.info("Exporting grades to %s", path)
-        with open(path, "w", newline="") as f:
-            out = csv.writer(f)
-            out.writerow(self.COLUMNS)
-            assignments, students = set(map(str, self.assignment)), set(map(str, self.student))
-            for assignment in gradebook.assignments:
-                if assignments and assignment.name not in assignments:
-                    continue
-                for student in gradebook.students:
-                    if students and student.id not in students:
-                        continue
-                    row = self._row(gradebook, assignment, student)
-                    out.writerow([for_csv("" if row[k] is None else str(row[k])) for k in self.COLUMNS])
-
-    @staticmethod
-    def _row(gradebook, assignment, student) -> dict:
-        """As nbgrader's exporter computes it: no submission scores 0; the score is after the late penalty."""
-        row = dict(assignment=assignment.name, duedate=assignment.duedate, student_id=student.id,
-                   last_name=student.last_name, first_name=student.first_name, email=student.email,
-                   max_score=assignment.max_score)
-        try:
-            submission = gradebook.find_submission(assignment.name, student.id)
-        except MissingEntry:
-            return dict(row, timestamp="", raw_score=0.0, late_submission_penalty=0.0, score=0.0)
-        penalty = submission.late_submission_penalty
-        return dict(row, timestamp=submission.timestamp, raw_score=submission.score, late_submission_penalty=penalty,
-                    score=max(0.0, submission.score - penalty))
 
 
 def write_json(doc: dict, path: Path) -> None:
@@ -179,3 +137,14 @@ def describe_isolation(isolation: dict) -> str:
 
     keys = sorted(isolation, key=lambda k: k != "weak")
     return "; ".join(f"{k}: {text(isolation[k])}" for k in keys) or "none reported"
+
+
+def __getattr__(name: str):
+    """``NbgraderCsvExport`` lives in ``reports.lms`` with the other exporters (this module no longer
+    imports nbgrader, which costs most of a second at every start); a course folder whose
+    ``nbgrader_config.py`` still imports it from here gets it from there."""
+    if name == "NbgraderCsvExport":
+        from autograder.reports.lms import NbgraderCsvExport
+
+        return NbgraderCsvExport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
