@@ -13,13 +13,15 @@ from autograder.student_side.checks import Check
 @functools.lru_cache(maxsize=None)
 def uses(check: Check, names: tuple[str, ...]) -> tuple[str, ...]:
     """The student's names (of its question's ``names``) ``check`` needs, in the order its code
-    first reaches them: those the check's code spells out, or the module's own helper functions it
-    calls do; else all of ``names``.
+    first reaches them: those the check's code spells out, or the helper functions it calls do
+    (the set's own: its module's, or the visible checks' a hidden check imports); else all of
+    ``names``.
 
     A name read only inside ``try: ... except CheckFailed`` is not needed (the check goes on
     without it), so a hidden cell's ``ready(...)`` does not ask for it; the first name ``ready``
     reports as missing is then the first one the check itself fails on."""
     module = inspect.getmodule(check.run)
+    package = module.__name__.partition(".")[0] if module is not None else None
     found: dict[str, None] = {}
     seen: set = set()
 
@@ -28,22 +30,22 @@ def uses(check: Check, names: tuple[str, ...]) -> tuple[str, ...]:
             return
         seen.add((fn, optional))
         for node in ast.parse(textwrap.dedent(inspect.getsource(fn))).body:
-            visit(node, optional)
+            visit(node, optional, inspect.getmodule(fn))
 
-    def visit(node, optional: bool) -> None:
+    def visit(node, optional: bool, module) -> None:
         if isinstance(node, ast.Try) and any(_catches_check_failed(h) for h in node.handlers):
             for stmt in node.body:
-                visit(stmt, True)
+                visit(stmt, True, module)
             for child in [*node.handlers, *node.orelse, *node.finalbody]:
-                visit(child, optional)
+                visit(child, optional, module)
             return
         if isinstance(node, ast.Constant) and node.value in names and not optional:
             found.setdefault(node.value)
         for child in ast.iter_child_nodes(node):   # the arguments before the call they are passed to
-            visit(child, optional)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            visit(child, optional, module)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and module is not None:
             helper = getattr(module, node.func.id, None)
-            if module is not None and inspect.isfunction(helper) and helper.__module__ == module.__name__:
+            if inspect.isfunction(helper) and helper.__module__.partition(".")[0] == package:
                 visit_function(helper, optional)
 
     visit_function(check.run, False)

@@ -7,6 +7,7 @@ same function through ``autograder.grader_side.in_kernel``. Either way the check
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
 import re
 import sys
@@ -78,6 +79,7 @@ def ready(*names: str, ns: dict | None = None) -> None:
         if _is_stub(ns[name]):
             raise CheckFailed(f"`{name}` still raises NotImplementedError: write it (see the TODO box above it)")
         if name in checks.forms():
+            _expect_written_out(name, ns)
             value = _readable(name, ns)
             if isinstance(value, float):
                 read[name] = numbers.shown(value)
@@ -86,6 +88,30 @@ def ready(*names: str, ns: dict | None = None) -> None:
                               "the checks call it; define it with def (or class) as the TODO box shows")
     from IPython.display import display
     display(Ready(names, read))
+
+
+def _expect_written_out(name: str, ns: dict) -> None:
+    """An answer the set wants written as a value (``checks.written_out``) must be a value in the
+    cell that last assigned it (numbers and arithmetic on them, no names): computed from something
+    the grader never runs, it would be missing when the notebook is graded."""
+    why = checks.written_out().get(name)
+    history = ns.get("In")
+    if why is None or not isinstance(history, list):
+        return
+    for source in reversed(history):
+        try:
+            tree = ast.parse(_as_python(source)) if isinstance(source, str) else None
+        except SyntaxError:
+            continue
+        assigned = [node.value for node in ast.walk(tree) if isinstance(node, ast.Assign)
+                    and any(isinstance(t, ast.Name) and t.id == name for t in node.targets)] if tree else []
+        if assigned:
+            used = sorted({n.id for n in ast.walk(assigned[-1]) if isinstance(n, ast.Name)
+                           and not hasattr(builtins, n.id)})      # round(0.5277, 3) is still a value
+            if used:
+                raise CheckFailed(f"`{name}` is computed from {', '.join(f'`{u}`' for u in used)}: write the value "
+                                  f"itself (such as 0.25), as the TODO box asks. {why}")
+            return
 
 
 def _syntax_error_of(ns: dict):

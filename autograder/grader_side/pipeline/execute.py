@@ -5,6 +5,7 @@ process. When the child dies (an ``os._exit``, a crash, a timeout) the check in 
 rest of its question fail with the reason, and a fresh child is started for the next question,
 at most ``MAX_RESTARTS`` times per notebook.
 """
+import ast
 import re
 
 from autograder.grader_side.pipeline.submission import Outcome
@@ -54,6 +55,7 @@ def _drop_replies(sub, todo):
 def run_notebook(sub, env, notebook, todo, slot):
     """Run ``todo`` (checks of ``notebook``) on the submission's program in a sandboxed child."""
     session, restarts = None, 0
+    shown = shown_only(env.assignment, notebook)
     try:
         for index, check in enumerate(todo):
             if check.id in sub.outcomes:   # the rest of a question whose check crashed the child
@@ -71,7 +73,7 @@ def run_notebook(sub, env, notebook, todo, slot):
                     f"cell {i} raised {r.get('error')}" for i, r in enumerate(session.load_report) if not r.get("ok")])
             # What the child says it reached is evidence only: routes are judged by pipeline/routes.py.
             student = Student(_transport(session, ChildDied), forbidden_fails=False,
-                              why_missing=_why_missing(sub, notebook, session.load_report))
+                              why_missing=_why_missing(sub, notebook, session.load_report, shown))
             try:
                 check.run(student)
                 sub.outcomes[check.id] = Outcome(True, "", student.replies, evidence=tuple(sorted(student.evidence)))
@@ -102,10 +104,27 @@ def run_notebook(sub, env, notebook, todo, slot):
             session.close()
 
 
-def _why_missing(sub, notebook, load_report):
+def shown_only(a, notebook: str) -> frozenset[str]:
+    """The names only the given cells the grader never runs define (``grader=skip``: a cell that shows
+    the student something, such as loading week 5's trained model)."""
+    names = set()
+    for cell in a.given(notebook).values():
+        if cell.skip_when_grading:
+            try:
+                tree = ast.parse(cell.source)
+            except SyntaxError:
+                continue
+            names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            names |= {alias.asname or alias.name.partition(".")[0] for n in ast.walk(tree)
+                      if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names}
+    return frozenset(names)
+
+
+def _why_missing(sub, notebook, load_report, shown: frozenset[str] = frozenset()):
     """For a name the notebook did not define: the error of the cell that should have defined it
     (the last cell that stopped with an error and mentions the name), so a syntax error is reported
-    as that cell's error, not as a name that is missing."""
+    as that cell's error, not as a name that is missing. A name that cell missed because only a
+    cell the grader does not run defines it (``shown``) is said so: the cell ran in the notebook."""
     program, ids = sub.programs.get(notebook, []), sub.program_ids.get(notebook, [])
     failed = [i for i, r in enumerate(load_report) if not r.get("ok") and i < len(program)]
 
@@ -118,6 +137,11 @@ def _why_missing(sub, notebook, load_report):
         i = cells[0]
         where = f" ({ids[i]})" if i < len(ids) and ids[i] else ""
         error = CELL_NAME.sub("", str(load_report[i].get("error")))
+        lacked = re.search(r"NameError: name '(\w+)' is not defined", error)
+        if lacked and lacked.group(1) in shown:
+            return (f"`{name}` is not defined: the cell that defines it{where} uses `{lacked.group(1)}`, which only "
+                    "a cell the grader does not run defines (a cell that shows you something, such as loading the "
+                    "trained model). Write the value itself there, as the TODO box asks")
         return (f"`{name}` is not defined: the cell that defines it{where} stopped with {error}. "
                 "Fix that cell and run it again")
     return explain

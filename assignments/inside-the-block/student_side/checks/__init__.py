@@ -87,6 +87,12 @@ def forms() -> dict[str, Callable]:
     return {name: read for m in _modules() for name, read in getattr(m, "FORMS", {}).items()}
 
 
+def written_out() -> dict[str, str]:
+    """answer variable -> why it must be written as a value, not computed (``WRITTEN_OUT`` of the
+    check modules): the grader runs the notebook without what it would be computed from."""
+    return {name: why for m in _modules() for name, why in getattr(m, "WRITTEN_OUT", {}).items()}
+
+
 def get(check_id: str) -> Check:
     try:
         return registered()[check_id]

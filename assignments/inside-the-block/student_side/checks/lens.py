@@ -13,7 +13,11 @@ CONFIG = dict(vocab_size=16, d_model=16, n_layers=4, n_heads=2, max_len=16)
 LOGITS_ATOL, LOGITS_RTOL = 1e-4, 1e-4
 
 # The form each answer variable must have to be graded (the TODO box says it).
-FORMS = {"b7_drop": lambda v: as_number(v, "b7_drop"), "b7_settled": lambda v: as_count(v, "b7_settled")}
+FORMS = {"b7_drop": lambda v: as_number(v, "b7_drop"), "b7_settled": lambda v: as_block(v, "b7_settled")}
+# Answers read off the trained model, which only a cell the grader does not run loads: written as values.
+WRITTEN_OUT = dict.fromkeys(("b7_drop", "b7_settled"), "The grader runs your notebook without the trained model "
+                                                       "(only the cell that loads it has it), so code here would "
+                                                       "fail there.")
 
 
 def _shapes(config: dict) -> dict:
@@ -53,6 +57,14 @@ def _state(seed: int, config: dict = CONFIG, quiet: bool = False, spread: float 
 
 def _tokens(seed: int, T: int, vocab_size: int = 16) -> torch.Tensor:
     return torch.randint(vocab_size, (T,), generator=torch.Generator().manual_seed(seed))
+
+
+def as_block(value, name: str) -> int:
+    """A block number, counted from 1: an int, or a number or short string that is a whole one ("3")."""
+    got = as_number(value, name)
+    expect(got == int(got) and got >= 1, f"{name} is a block number, counted from 1 (such as 2): "
+                                         f"{got:g} is not one")
+    return int(got)
 
 
 def _lens(student, state, tokens, config=CONFIG, label="LensLM", shown=True, knockout=None):

@@ -6,7 +6,7 @@ import torch
 from autograder.student_side.checks import as_count, as_number, check, expect, expect_close
 from autograder.student_side.numbers import shown
 
-from ...student_side.checks.lens import CONFIG, LOGITS_ATOL, LOGITS_RTOL, _lens, _state, _tokens, as_guesses
+from ...student_side.checks.lens import CONFIG, LOGITS_ATOL, LOGITS_RTOL, _lens, _state, _tokens, as_block, as_guesses
 from ..reference import lens as ref
 
 # Other shapes of TinyLM: deeper and wider with another vocabulary, and a single block.
@@ -102,6 +102,6 @@ def test_B7_drop(student):
 @check("B7", points=1, hidden=True,
        says="b7_settled: the block at which the lens settles on the prompt with block 2's attention knocked out")
 def test_B7_settled(student):
-    got = as_count(student.value("b7_settled"), "b7_settled")
+    got = as_block(student.value("b7_settled"), "b7_settled")
     expect(got == ref.SETTLED, "b7_settled: that is not where the knocked-out model's guesses settle; apply "
                                "settled_at to the guesses of KnockoutLensLM's rows on that prompt")

@@ -327,6 +327,6 @@ class KnockoutLensLM(TinyLM):
 '''),
     variant("B7-answers-as-text", "B7_answers", '''
 b7_drop = "about 0.53"
-b7_settled = 3
+b7_settled = "3"
 '''),
 ]
