@@ -157,6 +157,12 @@ def main(argv=None) -> int:
     except api.CourseError as exc:
         print(f"course {args.command}: {for_terminal(exc)}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        if exc.filename is None:        # not a file the command was told to read or write: a bug, in full
+            raise
+        print(f"course {args.command}: {for_terminal(exc.strerror)}: {for_terminal(exc.filename)} (check the "
+              "paths given, --out among them)", file=sys.stderr)
+        return 2
 
 
 def _release(args) -> int:
@@ -374,7 +380,8 @@ def _export(args) -> int:
     written = lms.export(root, args.assignment, args.lms, out if out.is_absolute() else Path.cwd() / out,
                          args.per_question)
     for sid in written.missing:
-        print(f"warning: no {lms.MATCHED_BY[args.lms]} for student {for_id(sid)}: not in {out}", file=sys.stderr)
+        print(f"warning: no usable {lms.MATCHED_BY[args.lms]} for student {for_id(sid)} (none, or one the LMS "
+              f"cannot match as written): not in {out}", file=sys.stderr)
     print(lms.summary(written, args.lms))
     return 0
 

@@ -95,6 +95,12 @@ class Launcher:
     def check(self, config) -> None:
         """A usage error unless pytest reads nothing but the kit's configuration and collects nothing."""
         ns = config.known_args_namespace
+        given = [str(a) for a in config.invocation_params.args]
+        if ns.file_or_dir and not config.pluginmanager.has_plugin("xdist") and any(
+                a in ("-n", "--numprocesses") or a.startswith("--numprocesses=") or a[:2] == "-n" and a[2:].isdigit()
+                for a in given):
+            raise pytest.UsageError("course pytest: -n is xdist's option, and xdist is loaded only when asked: "
+                                    "add -p xdist (course pytest ... -p xdist -n 2)")
         problems = [
             *([f"its configuration is {config.inipath}, not the kit's {KIT_INI}"] if config.inipath != KIT_INI else []),
             *([f"its root is {config.rootpath}, not the course folder {self.root}"] if config.rootpath != self.root

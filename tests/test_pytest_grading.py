@@ -336,3 +336,10 @@ def test_the_apparmor_hint_is_given_for_apparmors_refusal_only(tmp_path):
     docker = ("bwrap: No permissions to create new namespace, likely because the kernel does not allow "
               "non-privileged user namespaces.")
     assert _userns_hint(docker, str(restricted)) == ""
+
+
+def test_xdists_n_without_its_plugin_says_to_load_it(course, two):
+    """`course pytest ... -n 2` without `-p xdist`: pytest would read "2" as a path to collect; the
+    refusal says what to add instead."""
+    done = _course_pytest(course, f"--submissions={two[4]}", "-n", "2")
+    assert done.returncode == 4 and "add -p xdist" in done.stdout + done.stderr, (done.stdout + done.stderr)[-1500:]

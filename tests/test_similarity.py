@@ -312,3 +312,16 @@ def test_the_page_shows_the_pairs_side_by_side_and_student_text_only_as_text(com
         assert browser.evaluate("document.querySelectorAll('script, img, iframe, a[href]').length") == 0
     finally:
         browser.close()
+
+
+def test_the_page_shows_the_start_of_a_huge_cell_not_all_of_it(tmp_path):
+    """A cell of megabytes (under the notebook caps) is shown as its first SHOWN_CHARS characters and
+    how many more there are: the page repeats a cell for every pair it is in."""
+    from autograder.reports.similarity import SHOWN_CHARS, Cell, CellMatch, Comparison, Pair, write_page
+
+    huge = Cell("build", "B1_code", "code", "x = 1\n" * 500_000)
+    small = Cell("build", "B1_code", "code", "x = 1\n")
+    found = Comparison("toy", 0.5, [Pair("a", "b", 1.0, 10, (CellMatch(huge, small, 10, 1.0),))], 2, {}, 0, 1)
+    page = write_page(found, tmp_path).read_text()
+    assert len(page) < 4 * SHOWN_CHARS + 20_000
+    assert f"{len(huge.source) - SHOWN_CHARS:,} more characters, not shown" in page

@@ -190,7 +190,7 @@ def write(table: Table, lms: str, out: Path, per_question: bool = False) -> Writ
     if lms not in LMS:
         raise CourseError(f"unknown LMS {lms!r}: give one of {', '.join(LMS)}")
     key = MATCHED_BY[lms]
-    matched = [s for s in table.students if key is None or getattr(s, key).strip()]
+    matched = [s for s in table.students if key is None or _usable(getattr(s, key))]
     left_out = [s for s in table.students if s not in matched]
     kept = Table(table.assignments, table.questions, matched)
     rows = canvas(kept) if lms == "canvas" else moodle(kept, per_question) if lms == "moodle" else \
@@ -207,6 +207,12 @@ def write(table: Table, lms: str, out: Path, per_question: bool = False) -> Writ
     return Written(out, len(rows) - header_rows, [s.id for s in left_out], extra if left_out else None)
 
 
+def _usable(value: str) -> bool:
+    """An id the LMS can match: not empty, and written as it is (an id that escaping changes, for a
+    control character or a formula's first character, would match no one: it is listed instead)."""
+    return bool(value.strip()) and _text(for_id(value)) == value
+
+
 def _write_rows(path: Path, rows: list[list]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8") as f:
@@ -218,7 +224,7 @@ def summary(written: Written, lms: str) -> str:
     key = MATCHED_BY[lms]
     lacking = len(written.missing)
     line = f"{written.rows} rows written to {written.path}; {lacking} student{'' if lacking == 1 else 's'} " \
-           f"without an LMS id"
+           f"without an LMS id it can match"
     if key is not None:
         line += f" ({key})"
     if written.missing_path is not None:

@@ -49,6 +49,7 @@ PAIRING_SHARE = 0.02  # only a fingerprint held by at most this share of the cla
 MIN_PAIRING = 5       # ... or by at most this many
 THRESHOLD = 0.5       # default score from which a pair is listed
 MAX_CELLS_SHOWN = 12  # cell pairs shown per pair of students
+SHOWN_CHARS = 4_000   # characters of a cell the page shows
 
 _DROPPED = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING,
             tokenize.ENDMARKER}
@@ -140,6 +141,14 @@ class Cell:
     label: str
     kind: str
     source: str
+
+    @property
+    def shown(self) -> str:
+        """The source as the page shows it: its first ``SHOWN_CHARS`` characters (a notebook may hold a
+        cell of megabytes, and the page repeats a cell for every pair it is in)."""
+        if len(self.source) <= SHOWN_CHARS:
+            return self.source
+        return f"{self.source[:SHOWN_CHARS]}\n... ({len(self.source) - SHOWN_CHARS:,} more characters, not shown)"
 
 
 def cell_fingerprints(cell: Cell) -> set[int]:
@@ -383,7 +392,7 @@ def page_context(result: Comparison) -> dict:
     escapes it as HTML)."""
     def side(cell: Cell) -> dict:
         return {"where": for_terminal(f"{cell.notebook}: {cell.label}"), "kind": cell.kind,
-                "source": for_terminal_lines(cell.source)}
+                "source": for_terminal_lines(cell.shown)}
 
     return {
         "assignment": for_terminal(result.assignment), "threshold": result.threshold,
