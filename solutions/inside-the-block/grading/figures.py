@@ -21,7 +21,6 @@ the PNG metadata.
 """
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -43,13 +42,12 @@ BLUE, RED, GREEN, ORANGE, GREY = "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#7
 
 
 def _reference(concept: str):
-    """The reference module ``reference/<concept>.py``, loaded from its file (the set's folder name
-    is not a Python package name)."""
-    spec = importlib.util.spec_from_file_location(f"inside_the_block_reference_{concept}",
-                                                  HERE / "reference" / f"{concept}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    """The reference module ``reference/<concept>.py``, as the grader loads it (the set mounted as a
+    package: the set's folder name is not a Python package name, and the references import from
+    their package)."""
+    from autograder.grader_side import problem_set
+
+    return problem_set.load(HERE.parent).reference(concept)
 
 
 costs, lens, memory, superposition = (_reference(c) for c in ("costs", "lens", "memory", "superposition"))
