@@ -7,6 +7,7 @@ import functools
 import inspect
 import textwrap
 
+from autograder.grader_side import syntax
 from autograder.student_side.checks import Check
 
 
@@ -29,7 +30,7 @@ def uses(check: Check, names: tuple[str, ...]) -> tuple[str, ...]:
         if (fn, optional) in seen:
             return
         seen.add((fn, optional))
-        for node in ast.parse(textwrap.dedent(inspect.getsource(fn))).body:
+        for node in syntax.parse(textwrap.dedent(inspect.getsource(fn))).body:
             visit(node, optional, inspect.getmodule(fn))
 
     def visit(node, optional: bool, module) -> None:

@@ -58,6 +58,7 @@ class ProblemSet:
         self.checks: list[Check] = sorted(found, key=lambda c: order.get(c.question, len(order)))
         self.by_id = {c.id: c for c in self.checks}
         self.forms: dict = {n: f for m in visible for n, f in getattr(m, "FORMS", {}).items()}
+        self._uses: dict[str, tuple[str, ...]] = {}     # check id -> uses(check), read once
         self._hold_to_contract(found)
 
     def _module(self, name: str, optional: bool = False):
@@ -93,8 +94,12 @@ class ProblemSet:
         return self.questions[check.question].notebook
 
     def uses(self, check: Check) -> tuple[str, ...]:
-        """The student's names ``check`` needs, in the order its code first reaches them."""
-        return reading.uses(check, self.questions[check.question].names)
+        """The student's names ``check`` needs, in the order its code first reaches them (read from
+        the check's source once: every submission asks)."""
+        found = self._uses.get(check.id)
+        if found is None:
+            found = self._uses[check.id] = reading.uses(check, self.questions[check.question].names)
+        return found
 
     @functools.cached_property
     def catalogue(self) -> list:

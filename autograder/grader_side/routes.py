@@ -45,6 +45,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from autograder.grader_side import syntax
+
 # ---- the rules -------------------------------------------------------------------------------
 
 AUTOGRAD = frozenset({"autograd", "backward", "grad", "functorch", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
@@ -277,7 +279,7 @@ def _parse(source: str) -> ast.Module | None:
     for attempt in (lambda s: s, _ipython, _strip_magics):
         try:
             text = attempt(source)
-            return ast.parse(text) if text is not None else None
+            return syntax.parse(text) if text is not None else None
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
     return None

@@ -8,6 +8,7 @@ at most ``MAX_RESTARTS`` times per notebook.
 import ast
 import re
 
+from autograder.grader_side import syntax
 from autograder.grader_side.pipeline.submission import Outcome
 from autograder.grader_side.sandbox import ChildDied
 from autograder.student_side.checks import NeedsReview
@@ -111,7 +112,7 @@ def shown_only(a, notebook: str) -> frozenset[str]:
     for cell in a.given(notebook).values():
         if cell.skip_when_grading:
             try:
-                tree = ast.parse(cell.source)
+                tree = syntax.parse(cell.source)
             except SyntaxError:
                 continue
             names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
