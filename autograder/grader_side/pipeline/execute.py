@@ -6,6 +6,7 @@ rest of its question fail with the reason, and a fresh child is started for the 
 at most ``MAX_RESTARTS`` times per notebook.
 """
 import ast
+import functools
 import re
 
 from autograder.grader_side import syntax
@@ -108,17 +109,20 @@ def run_notebook(sub, env, notebook, todo, slot):
 def shown_only(a, notebook: str) -> frozenset[str]:
     """The names only the given cells the grader never runs define (``grader=skip``: a cell that shows
     the student something, such as loading week 5's trained model)."""
-    names = set()
-    for cell in a.given(notebook).values():
-        if cell.skip_when_grading:
-            try:
-                tree = syntax.parse(cell.source)
-            except SyntaxError:
-                continue
-            names |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            names |= {alias.asname or alias.name.partition(".")[0] for n in ast.walk(tree)
-                      if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names}
-    return frozenset(names)
+    return frozenset().union(*(_defined(cell.source) for cell in a.given(notebook).values()
+                               if cell.skip_when_grading))
+
+
+@functools.lru_cache(maxsize=256)
+def _defined(source: str) -> frozenset[str]:
+    """The names a course cell assigns or imports (parsed once: every submission asks)."""
+    try:
+        tree = syntax.parse(source)
+    except SyntaxError:
+        return frozenset()
+    return frozenset({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)} |
+                     {alias.asname or alias.name.partition(".")[0] for n in ast.walk(tree)
+                      if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names})
 
 
 def _why_missing(sub, notebook, load_report, shown: frozenset[str] = frozenset()):
