@@ -82,12 +82,14 @@ c.ExportApp.plugin_class = NbgraderCsvExport
 # underscores (j_smith_build.ipynb is j_smith's build.ipynb); notebook names hold none.
 c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/]+)_(?P<file_id>[^/_]+\.ipynb)$"
 # What an LMS download holds is not trusted: the course's extractor caps what comes out of an archive
-# (20 MiB a file; each upload the assignment's notebooks times that and 100 members; 16 GiB in all)
-# and skips unsafe paths, links and archives inside archives; its collector gives a file inside a
-# student's zip only to the student the zip's own name gives (a build.ipynb in alice_upload.zip is
-# alice's), and refuses student ids such as "..", or holding "/" or a control character. Each file
-# left out gets a warning and the rest of the class is collected (autograder/grader_side/collect.py).
-# The LMS's own zip of the whole class: unpack it into archive/, or name it here:
+# (20 MiB a file; each student's upload the assignment's notebooks times that and 100 members; 16 GiB
+# in all) and skips unsafe paths and links; an archive whose name gives no student is the LMS's
+# download (its members go by their own names, a student's zip in it is opened as hers), one named
+# after a student gives files only to her (a build.ipynb in alice_upload.zip is alice's). Student ids
+# such as "..", or holding "/" or a control character, are refused. Each file left out gets a warning
+# and the rest of the class is collected (autograder/grader_side/collect.py). Canvas's download:
+#   nbgrader zip_collect <assignment> --collector=autograder.grader_side.collect.CanvasCollector
+# An archive named like a student that is the LMS's download after all: name it here.
 # c.CourseExtractor.lms_archives = ["submissions.zip"]
 from autograder.grader_side.collect import CourseCollector, CourseExtractor  # noqa: E402
 

@@ -303,7 +303,8 @@ def test_links_a_student_wrote_run_nothing_in_the_browser(course, tmp_path):
 def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorded(graded, course, tmp_path):
     """timestamp.txt can come from the student's side of the exchange: one that is not a time is
     reported, and the student is recorded without a submission time; a real one is kept. A student
-    id nbgrader's own commands cannot match is reported too."""
+    id nbgrader's own commands cannot match is reported too, and so is the LMS's mark of a late
+    upload that came with no time."""
     import shutil
     from datetime import datetime
 
@@ -316,9 +317,11 @@ def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorde
     flags = {}
     with Recorder(Course(root), ASSIGNMENT) as recorder:
         for sid, text in (("garbled", "next tuesday\x1b[2J"), ("on_time", "2026-11-30 10:00:00.000000 UTC"),
-                          ("linked", None), ("new\nline", "2026-11-30 10:00:00.000000 UTC")):
+                          ("linked", None), ("new\nline", "2026-11-30 10:00:00.000000 UTC"), ("marked_late", "")):
             folder = shutil.copytree(graded[0] / "submitted" / "ref", tmp_path / sid)
-            if text is None:
+            if text == "":   # Canvas's LATE_, kept by zip_collect's Canvas collector, and no time
+                (folder / ASSIGNMENT / "lms_late.txt").write_text("Canvas marked this submission late")
+            elif text is None:
                 (folder / ASSIGNMENT / "timestamp.txt").symlink_to("/etc/hostname")
             else:
                 (folder / ASSIGNMENT / "timestamp.txt").write_text(text)
@@ -330,6 +333,9 @@ def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorde
     assert not any("student id" in f for f in flags["on_time"]) and \
         [f for f in flags["new\nline"] if "student id holds a line break" in f], flags
     assert [f for f in flags["linked"] if f.startswith("timestamp.txt is not a time (it is not a plain file")], flags
+    assert [f for f in flags["marked_late"] if f.startswith("the LMS marked this submission late")], flags
+    assert not any("LMS" in f for sid in ("garbled", "on_time", "linked") for f in flags[sid]), flags
+    assert (root / "autograded" / "marked_late" / ASSIGNMENT / "lms_late.txt").is_file()
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         garbled, on_time = (gb.find_submission(ASSIGNMENT, sid) for sid in ("garbled", "on_time"))
         assert garbled.timestamp is None and garbled.score == 100

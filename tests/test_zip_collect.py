@@ -114,7 +114,7 @@ def test_nothing_lands_outside_submitted_and_nothing_grows_past_the_caps(collect
     ("mallory_x/bob_build.ipynb", "it is inside a folder of the archive"),
     ("dan\\x1b[2J_build.ipynb", "its name holds a control character"),
     ("bomb_build.ipynb", f"over the cap of {PER_FILE} bytes per file"),
-    ("zed_nested.zip", "an archive inside an archive"),
+    ("zed_nested.zip", "neither a zip nor a tar archive"),   # a student's zip in the LMS's download: opened
     ("linky_build.ipynb", "it is a link"),
     ("frank_build.ipynb", "it is a link or a special file"),
     ("tarbomb_build.ipynb and every member after it", "more than the total cap of 4000000 bytes"),
@@ -172,7 +172,8 @@ def _zip(path, members):
 @pytest.fixture(scope="module")
 def uploads(course, tmp_path_factory):
     """An LMS download unpacked into archive/: each student's files, some of them zips the student
-    made. mallory's zips hold classmates' notebooks (one named to sort before alice's own file), a
+    made, and a zip whose name gives no student (so the staff's: its members go by their own names).
+    mallory's zips hold classmates' notebooks (one named to sort before alice's own file), a
     bomb of members each under the cap per file would fill the total cap, and classmates come after it."""
     tmp = tmp_path_factory.mktemp("zip-uploads")
     root = clone_course(course, tmp / "course")
@@ -190,7 +191,7 @@ def uploads(course, tmp_path_factory):
                                           ("build.ipynb", nb("build", "mallory"))])      # her own, as LMSs wrap it
     _zip(archive / "alice_late.zip", [("build.ipynb", nb("build", "alice late")),        # beside her own upload
                                       ("alice_concepts.ipynb", nb("concepts", "alice"))])
-    _zip(archive / "class.zip", [("carol_build.ipynb", nb("build", "not carol"))])         # names no student
+    _zip(archive / "class.zip", [("carol_build.ipynb", nb("build", "carol"))])   # names no student: the staff's
     _zip(archive / "bomb_upload.zip", [(f"b{i:02d}_build.ipynb", b" " * 190_000) for i in range(60)])
     with tarfile.open(archive / "tina_upload.tar.gz", "w:gz") as t:   # more than her upload to read through
         for name, data in (("concepts.ipynb", b" " * 190_000), ("zeros.ipynb", bytes(2_000_000)),
@@ -215,7 +216,8 @@ def test_a_file_inside_an_archive_is_only_the_uploaders(uploads):
     root, done = uploads
     assert done.returncode == 0, done.stderr[-3000:]
     submitted = root / "submitted"
-    assert not (submitted / "zed").exists() and not (submitted / "carol").exists()
+    assert not (submitted / "zed").exists()
+    assert b"answer of carol" in (submitted / "carol" / ASSIGNMENT / "build.ipynb").read_bytes()   # by its own name
     alice = submitted / "alice" / ASSIGNMENT
     assert b"answer of alice" in (alice / "build.ipynb").read_bytes()            # her own upload, not mallory's
     assert b"answer of alice" in (alice / "concepts.ipynb").read_bytes()         # from her own zip
@@ -225,7 +227,6 @@ def test_a_file_inside_an_archive_is_only_the_uploaders(uploads):
             (line,) = _skipped(done, f"{upload}/{other}_build.ipynb:", f"gives student '{other}'",
                                f"{upload}.zip, the upload of student '{who}'")
     (line,) = _skipped(done, "alice_late/build.ipynb:", "uploaded alice_build.ipynb directly")
-    (line,) = _skipped(done, "class/carol_build.ipynb:", "class.zip, whose name gives no student")
     assert not (submitted / "aaa").exists()   # nothing of aaa's own was in the zip
 
 
@@ -236,7 +237,7 @@ def test_each_upload_has_its_own_cap_and_the_class_after_a_bomb_is_collected(upl
         assert b"answer of " + who.encode() in (submitted / who / ASSIGNMENT / "build.ipynb").read_bytes(), who
     assert b"answer of dave" in (submitted / "dave" / ASSIGNMENT / "concepts.ipynb").read_bytes()
     # the bomb's members name students of their own (b00...): none of them is created
-    assert sorted(p.name for p in submitted.iterdir()) == ["alice", "dave", "erin", "mallory", "tina", "zoe"]
+    assert sorted(p.name for p in submitted.iterdir()) == ["alice", "carol", "dave", "erin", "mallory", "tina", "zoe"]
     (line,) = _skipped(done, "bomb_upload/b01_build.ipynb:", "gives student 'b01'", "upload of student 'bomb'")
     (line,) = _skipped(done, "bomb_upload.zip: b02_build.ipynb and the 57 members after it",
                        "the upload reached its cap of 400000 bytes")
@@ -248,3 +249,74 @@ def test_each_upload_has_its_own_cap_and_the_class_after_a_bomb_is_collected(upl
     assert not (submitted / "many" / ASSIGNMENT / "build.ipynb").exists()
     extracted = root / "downloaded" / ASSIGNMENT / "extracted"
     assert sum(p.stat().st_size for p in (extracted / "bomb_upload").iterdir()) <= 400_000
+
+
+# ---- Canvas's download, dropped in archive/ as nbgrader's documentation says ----------------------
+
+@pytest.fixture(scope="module")
+def canvas(course, tmp_path_factory):
+    """Canvas's ``submissions.zip`` as Canvas names its members, dropped in archive/ with nothing
+    configured: jsmith is in the gradebook with her Canvas user id, 4022 is not (late, and his file
+    renamed on a second upload); mallory's own zip holds a classmate's notebook; zed's zip is a bomb
+    of members each under the cap per file; a member inflates past the cap; one climbs out with '..'."""
+    tmp = tmp_path_factory.mktemp("zip-canvas")
+    root = clone_course(course, tmp / "course")
+    with open(root / "nbgrader_config.py", "a") as f:
+        f.write(f"\nc.CourseExtractor.max_file_bytes = {UPLOAD_FILE}\n")
+    api.nbgrader("db", "student", "add", "jsmith", "--lms-user-id=4021", repo=root)
+    archive = root / "downloaded" / ASSIGNMENT / "archive"
+    archive.mkdir(parents=True)
+    nb = lambda name, who: _notebook(root, name, who)   # noqa: E731
+    mallory = io.BytesIO()
+    _zip(mallory, [("build.ipynb", nb("build", "mallory")),
+                   ("smithjane_4021_88310_concepts.ipynb", nb("concepts", "mallory"))])
+    bomb = io.BytesIO()
+    _zip(bomb, [(f"b{i:02d}.ipynb", b" " * 190_000) for i in range(60)])
+    _zip(archive / "submissions.zip", [
+        ("smithjane_4021_88310_build.ipynb", nb("build", "jsmith")),
+        ("smithjane_4021_88310_concepts.ipynb", nb("concepts", "jsmith")),
+        ("doejohn_LATE_4022_88311_build-1.ipynb", nb("build", "john")),
+        ("mallorymay_4023_88312_upload.zip", mallory.getvalue()),
+        ("zedzed_4024_88313_upload.zip", bomb.getvalue()),
+        ("bigbig_4025_88314_build.ipynb", b" " * 3 * UPLOAD_FILE),
+        ("../../evilevil_4026_88315_build.ipynb", nb("build", "evil")),
+        ("notes_4027_88316_hello.txt", b"not a notebook"),
+    ])
+    done = api.nbgrader("zip_collect", ASSIGNMENT, "--force",
+                        "--collector=autograder.grader_side.collect.CanvasCollector", repo=root, check=False)
+    return root, done
+
+
+def test_canvas_download_in_archive_collects_everyone_in_it_by_their_ids(canvas):
+    root, done = canvas
+    assert done.returncode == 0, done.stderr[-3000:]
+    submitted = root / "submitted"
+    # 4024's zip (the bomb) gives its first members to 4024 alone, under the names it gave them
+    assert sorted(p.name for p in submitted.iterdir()) == ["4022", "4023", "4024", "jsmith"], done.stderr[-3000:]
+    jsmith = submitted / "jsmith" / ASSIGNMENT
+    assert sorted(p.name for p in jsmith.iterdir()) == ["build.ipynb", "concepts.ipynb"]
+    assert b"answer of jsmith" in (jsmith / "concepts.ipynb").read_bytes()   # not mallory's copy
+    john = submitted / "4022" / ASSIGNMENT
+    assert sorted(p.name for p in john.iterdir()) == ["build.ipynb", "lms_late.txt"]   # "-1" dropped; late kept
+    assert b"answer of john" in (john / "build.ipynb").read_bytes()
+    assert not (jsmith / "lms_late.txt").exists()
+    (line,) = [line for line in done.stderr.splitlines() if "marked 1 submission(s) late" in line]
+    assert "4022" in line
+    mallory = submitted / "4023" / ASSIGNMENT
+    assert sorted(p.name for p in mallory.iterdir()) == ["build.ipynb"]
+    assert b"answer of mallory" in (mallory / "build.ipynb").read_bytes()
+
+
+def test_canvas_download_still_skips_a_bomb_a_climb_and_a_classmates_file(canvas):
+    root, done = canvas
+    (line,) = _skipped(done, "mallorymay_4023_88312_upload/smithjane_4021_88310_concepts.ipynb:",
+                       "gives student 'jsmith'", "the upload of student '4023'")
+    (line,) = _skipped(done, "submissions.zip: zedzed_4024_88313_upload.zip: b02.ipynb and the 57 members after it",
+                       "the upload reached its cap of 400000 bytes")
+    (line,) = _skipped(done, "submissions.zip: bigbig_4025_88314_build.ipynb", "over the cap of 200000 bytes per file")
+    (line,) = _skipped(done, "submissions.zip: ../../evilevil_4026_88315_build.ipynb", "its path holds '..'")
+    extracted = root / "downloaded" / ASSIGNMENT / "extracted"
+    assert not list(extracted.rglob("*.zip"))   # each student's zip is opened, then removed
+    assert sum(p.stat().st_size for p in extracted.rglob("zedzed*/*")) <= 400_000
+    assert not [p for p in root.parent.rglob("*") if "evil" in p.name]
+    assert not (root / "submitted" / "4025").exists() and not (root / "submitted" / "4027").exists()

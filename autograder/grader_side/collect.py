@@ -13,13 +13,16 @@ trusted. :class:`CourseExtractor` unpacks ``downloaded/<assignment>/archive/`` i
   the archive claims: a member that inflates past a cap is stopped there, removed and skipped; what
   an upload holds past its caps is skipped with one warning and the next upload is extracted as if
   it had not been there; once the total cap is reached nothing more is extracted. A tar (read
-  through to reach each member) is read only as far as the upload's cap. The archives named in
-  ``lms_archives`` (the LMS's own download of the whole class) have only the total cap;
+  through to reach each member) is read only as far as the upload's cap. The LMS's own download of
+  the whole class has only the total cap: an archive whose name gives no student (the collector's
+  ``named_regexp``; an LMS names every upload after its student, so only the staff put such a file
+  there), or one named in ``lms_archives``. A student's archive inside it (Canvas keeps an uploaded
+  zip whole) is opened as that student's upload, with its caps, and removed;
 - a member with an absolute path or a ``..`` in it (``/`` and ``\\`` both count as separators), a
   member inside a folder of the archive (a ``/`` in an uploaded name would otherwise give the file
   to whoever the part after it names; ``member_folders`` allows them for a ``named_regexp`` that
-  reads the folder), a link, a device, an archive inside an archive (it came from a student), a
-  name with a control character: each is skipped;
+  reads the folder), a link, a device, an archive inside a student's archive, a name with a control
+  character: each is skipped;
 - only zip and tar archives (``ExtractorPlugin.zip_ext`` says which names are archives); a plain
   file is copied under the caps per file and in all, never through a link.
 
@@ -27,9 +30,9 @@ trusted. :class:`CourseExtractor` unpacks ``downloaded/<assignment>/archive/`` i
 that came out of an archive is the student's whom the archive's own name gives, read by the same
 ``named_regexp`` as if it were a notebook of that name (``alice_upload.zip`` as ``alice_upload.ipynb``:
 alice's): a member named only ``build.ipynb`` is that student's build notebook (LMSs wrap an upload
-this way), one whose own name gives another student is skipped, and so is every member of an
-archive whose name gives no student; a member never displaces a file the student uploaded
-directly, which wins over a copy of the same notebook inside an archive. The collector then
+this way), and one whose own name gives another student is skipped; a member never displaces a file
+the student uploaded directly, which wins over a copy of the same notebook inside an archive. A
+member of the LMS's download goes by its own name. :class:`CanvasCollector` reads Canvas's names. The collector then
 refuses a student id that is empty, ``.`` or ``..``, hidden (a leading ``.``), holds ``/``, ``\\``, a
 control character or one of ``[ ] * ?`` (nbgrader's own commands read those as patterns), or does
 not fit a folder name; a notebook name that is absolute or holds ``..``; a time that does not
@@ -52,7 +55,7 @@ from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.utils import find_all_notebooks, parse_utc
 from traitlets import Bool, Integer, List, Unicode
 
-from autograder.grader_side.submitted import MAX_BYTES
+from autograder.grader_side.submitted import LMS_LATE, MAX_BYTES
 
 BLOCK = 4096
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -122,6 +125,9 @@ def _rejected_list(app) -> list:
         def process_extracted_files():   # nbgrader's, then the summary of everything skipped
             start()
             _summary(app)
+            collector = getattr(app, "collector_plugin_inst", None)
+            if isinstance(collector, CanvasCollector):
+                collector.flag_late()
         app.process_extracted_files = process_extracted_files
     return app._course_rejected
 
@@ -210,7 +216,26 @@ class CourseExtractor(ExtractorPlugin):
 
     # ---- one file of archive/ ------------------------------------------------------------------
 
-    def _one(self, path: str, label: str, to: str) -> None:
+    def _names_a_student(self, folder: str) -> bool:
+        """Whether the archive unpacked into ``folder`` is named after a student (the collector's
+        ``named_regexp``, its name read as a notebook of that name)."""
+        collector = getattr(self.parent, "collector_plugin_inst", None)
+        if isinstance(collector, CourseCollector):
+            return collector.archive_owner(folder)[0].get("student_id") is not None
+        return True   # another collector: every archive is a student's upload, as before
+
+    def _nested(self, where: str, path: str) -> None:
+        """A student's archive inside the LMS's download (Canvas keeps an uploaded zip as one member):
+        extracted as that student's own upload, with an upload's caps, beside it; then removed."""
+        outer = self.upload
+        self.origins.pop(os.path.normpath(path), None)
+        try:
+            self._one(path, where, os.path.dirname(path), nested=True)
+        finally:
+            self.upload = outer
+            os.unlink(path)
+
+    def _one(self, path: str, label: str, to: str, nested: bool = False) -> None:
         if _CONTROL.search(label):
             return self._skip(label, "its name holds a control character")
         try:
@@ -225,12 +250,18 @@ class CourseExtractor(ExtractorPlugin):
             stem, ext = os.path.splitext(os.path.basename(path))
             if ext not in self.zip_ext:
                 try:
-                    return self._store(label, f, os.path.join(to, os.path.basename(path)), info.st_size)
+                    self._store(label, f, os.path.join(to, os.path.basename(path)), info.st_size)
                 except _Full as full:
-                    return self._skip(label, full.why)
+                    self._skip(label, full.why)
+                return
             first, second = os.path.splitext(stem)
             folder = os.path.join(to, first if second == ".tar" else stem)
-            lms = label in self.lms_archives or os.path.basename(label) in self.lms_archives
+            named = label in self.lms_archives or os.path.basename(label) in self.lms_archives
+            owned = self._names_a_student(folder)
+            if nested and not owned:
+                return self._skip(label, "it is an archive inside the LMS's download whose name gives no student "
+                                         "(named_regexp): unpack it by hand if it is a submission")
+            lms = not nested and (named or not owned)   # only the staff put a file there that no student's name gives
             self.upload = (_Upload(label, folder, True, None, None) if lms else
                            _Upload(label, folder, False, self.per_upload, self.max_upload_members))
             try:
@@ -277,11 +308,14 @@ class CourseExtractor(ExtractorPlugin):
                     continue
                 try:
                     with archive.open(info) as stream:
-                        self._store(where, stream, dest, info.file_size)
+                        written = self._store(where, stream, dest, info.file_size)
                 except _Full as full:
                     return self._rest(label, info.filename, len(members) - i - 1, full.why)
                 except (zipfile.BadZipFile, OSError, ValueError, NotImplementedError, RuntimeError, EOFError) as exc:
                     self._skip(where, f"it could not be read ({type(exc).__name__}: {exc})")
+                    continue
+                if written and upload.lms and os.path.splitext(dest)[1] in self.zip_ext:
+                    self._nested(where, dest)
 
     def _tar(self, label: str, archive: tarfile.TarFile, folder: str) -> None:
         passed = 0   # what reaching the next member costs: a tar is read through, skipped members included
@@ -316,9 +350,11 @@ class CourseExtractor(ExtractorPlugin):
                 assert stream is not None   # a regular file (member.isfile() above) always has one
                 try:
                     with stream:
-                        self._store(where, stream, dest, member.size)
+                        written = self._store(where, stream, dest, member.size)
                 except _Full as full:
                     return self._rest(label, member.name, None, full.why)
+                if written and upload.lms and os.path.splitext(dest)[1] in self.zip_ext:
+                    self._nested(where, dest)
         except (tarfile.TarError, OSError, EOFError, ValueError) as exc:
             self._skip(label, f"the rest of it could not be read ({type(exc).__name__}: {exc})")
 
@@ -334,7 +370,7 @@ class CourseExtractor(ExtractorPlugin):
             self._skip(where, "it is inside a folder of the archive; only files at its top are collected (a '/' "
                               "in an uploaded name would give the file to whoever the part after it names)")
             return None
-        if os.path.splitext(parts[-1])[1] in self.zip_ext:
+        if os.path.splitext(parts[-1])[1] in self.zip_ext and not (self.upload and self.upload.lms):
             self._skip(where, "it is an archive inside an archive (from a student): unpack it by hand if it is "
                               "a submission")
             return None
@@ -350,14 +386,15 @@ class CourseExtractor(ExtractorPlugin):
         return (f"the extraction reached its total cap of {_size(self.max_total_bytes)} "
                 "(CourseExtractor.max_total_bytes)")
 
-    def _store(self, where: str, stream, dest: str, claimed: int) -> None:
-        """Write ``stream`` to ``dest``, stopping past the caps; _Full when the total cap or the
-        upload's cap stops it."""
+    def _store(self, where: str, stream, dest: str, claimed: int) -> bool | None:
+        """Write ``stream`` to ``dest``, stopping past the caps: True when it was written, None when it
+        was skipped (with its warning); _Full when the total cap or the upload's cap stops it."""
         upload = self.upload if self.upload is not None and self.upload.cap is not None else None
         room = self.left if upload is None else min(self.left, upload.left)
         cap = min(self.max_file_bytes, room - BLOCK)
         if claimed > self.max_file_bytes:
-            return self._skip(where, self._per_file(claimed))
+            self._skip(where, self._per_file(claimed))
+            return None
         if claimed > cap:
             self._stop(claimed)
         parent = os.path.dirname(dest)
@@ -365,12 +402,15 @@ class CourseExtractor(ExtractorPlugin):
             os.makedirs(parent, exist_ok=True)
             inside = os.path.realpath(parent)
             if inside != self.root and not inside.startswith(self.root + os.sep):
-                return self._skip(where, "it would land outside the extracted folder")
+                self._skip(where, "it would land outside the extracted folder")
+                return None
             fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except FileExistsError:
-            return self._skip(where, "a file of that name was extracted already")
+            self._skip(where, "a file of that name was extracted already")
+            return None
         except OSError as exc:
-            return self._skip(where, f"it could not be written ({exc.strerror})")
+            self._skip(where, f"it could not be written ({exc.strerror})")
+            return None
         written = 0
         try:
             with os.fdopen(fd, "wb") as out:
@@ -388,13 +428,15 @@ class CourseExtractor(ExtractorPlugin):
         if written > cap:
             os.unlink(dest)
             if written > self.max_file_bytes:
-                return self._skip(where, self._per_file(0))
+                self._skip(where, self._per_file(0))
+                return None
             self._stop(written)
         self.left -= max(written, BLOCK)
         if self.upload is not None:
             self.origins[os.path.normpath(dest)] = self.upload
             if upload is not None:
                 upload.left -= max(written, BLOCK)
+        return True
 
     def _stop(self, size: int) -> None:
         """_Full for a file of ``size`` bytes that does not fit: the total cap stops everything after
@@ -529,8 +571,7 @@ class CourseCollector(FileNameCollectorPlugin):
         owner, why = self._owner(upload)
         if why:
             return self._reject(label, f"it is inside {shown(upload.label)}, {why}")
-        match = re.match(self.named_regexp, path) if self.named_regexp else None
-        own = match.groupdict() if match else {}
+        own = self.groups(path)
         if own.get("student_id") is None:
             info = {k: v for k, v in owner.items() if k not in ("file_id",)}
             info["file_id"] = os.path.basename(path)
@@ -543,23 +584,41 @@ class CourseCollector(FileNameCollectorPlugin):
         return own
 
     def _owner(self, upload) -> tuple[dict, str]:
-        """(the named_regexp's groups for the archive's name read as a notebook of that name, e.g.
-        ``alice_upload.zip`` as ``alice_upload.ipynb``; why no student is named, or "")."""
-        if upload.label not in self.owners:
-            as_notebook = upload.folder + (self.valid_ext[0] if self.valid_ext else ".ipynb")
-            match = re.match(self.named_regexp, as_notebook) if self.named_regexp else None
-            info = match.groupdict() if match else {}
+        """(the named_regexp's groups for the archive's name; why no student is named, or "")."""
+        info, why = self.archive_owner(upload.folder)
+        if why:
+            why = ("whose name gives no student (named_regexp, read as "
+                   f"{shown(os.path.basename(upload.folder))}{self._ext()}): a file inside an archive is collected "
+                   "only for the student the archive's name gives") if info.get("student_id") is None else why
+        return info, why
+
+    def archive_owner(self, folder: str) -> tuple[dict, str]:
+        """(the named_regexp's groups for the archive unpacked into ``folder``, its name read as a
+        notebook of that name, e.g. ``alice_upload.zip`` as ``alice_upload.ipynb``; why no student it
+        can be collected for is named, or "")."""
+        if folder not in self.owners:
+            info = self.groups(folder + self._ext())
             sid = info.get("student_id")
-            why = ""
-            if sid is None:
-                why = ("whose name gives no student (named_regexp, read as "
-                       f"{shown(os.path.basename(as_notebook))}): a file inside an archive is collected only for "
-                       "the student the archive's name gives; if it is the LMS's download of the whole class, "
-                       "unpack it into archive/ or name it in CourseExtractor.lms_archives")
-            elif student_id_problem(sid):
-                why = f"whose name gives no student it can be collected for: {student_id_problem(sid)}"
-            self.owners[upload.label] = (info, why)
-        return self.owners[upload.label]
+            why = ("its name gives no student" if sid is None else
+                   f"whose name gives no student it can be collected for: {student_id_problem(sid)}"
+                   if student_id_problem(sid) else "")
+            self.owners[folder] = (info, why)
+        return self.owners[folder]
+
+    def groups(self, path: str) -> dict:
+        """The named_regexp's groups for the file ``path``, or {} when it does not match."""
+        match = re.match(self.named_regexp, path) if self.named_regexp else None
+        return match.groupdict() if match else {}
+
+    def _match(self, filename: str):
+        info = self.groups(filename)
+        if not info:
+            self.log.warning("Regular expression '%s' did not match anything in: %s", self.named_regexp,
+                             shown(filename))
+        return info or None
+
+    def _ext(self) -> str:
+        return self.valid_ext[0] if self.valid_ext else ".ipynb"
 
     def _reject(self, label: str, why: str) -> None:
         self.rejected.append(label)
@@ -572,3 +631,94 @@ class CourseCollector(FileNameCollectorPlugin):
             return shown(os.path.relpath(path, base))
         except Exception:
             return shown(path)
+
+
+CANVAS = (r".*/(?P<name>[^/]*?)_(?:(?P<late>LATE)_)?(?P<student_id>[0-9]+)_(?P<submission_id>[0-9]+)_"
+          r"(?P<file_id>[^/]+)$")
+
+
+class CanvasCollector(CourseCollector):
+    """Canvas's download, as Canvas names each file: ``<name>_[LATE_]<user id>_<submission id>_<file>``
+    (``smithjane_LATE_4021_88310_build-1.ipynb``). Chosen with ``--collector``; everything
+    :class:`CourseCollector` refuses, it refuses.
+
+    - The student is the one in nbgrader's gradebook whose ``lms_user_id`` is the Canvas user id (the
+      id ``course export --lms canvas`` writes back); without one, the Canvas user id itself.
+    - ``LATE_`` is Canvas's own mark, and the download gives no time, so no late penalty can apply:
+      it is kept as a flag, ``lms_late.txt`` in the student's submission, which ``course autograde``
+      lists among the student's flags for the TA.
+    - A ``-1`` (``-2`` ...) Canvas adds to a file uploaded again is dropped when the name without it
+      is a notebook of the assignment.
+    """
+
+    pattern = Unicode(CANVAS, help="The pattern of Canvas's file names (used instead of named_regexp)").tag(config=True)
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.late: set[str] = set()
+        self._ids: dict[str, str] | None = None
+        self._notebooks: set[str] | None = None
+
+    def groups(self, path: str) -> dict:
+        match = re.match(self.pattern, path)
+        if not match:
+            return {}
+        info = match.groupdict()
+        info["student_id"] = self.students().get(info["student_id"], info["student_id"])
+        stem, ext = os.path.splitext(info["file_id"])
+        again = re.fullmatch(r"(.+)-[0-9]+", stem)
+        if again and again.group(1) + ext in self.notebooks() and info["file_id"] not in self.notebooks():
+            info["file_id"] = again.group(1) + ext
+        return info
+
+    def _decide(self, submitted_file: str):
+        info = super()._decide(submitted_file)
+        if info and info.get("late"):
+            self.late.add(info["student_id"])
+        return info
+
+    def students(self) -> dict[str, str]:
+        """Canvas user id -> nbgrader student id, from the gradebook's ``lms_user_id`` (read once; an
+        id two students share maps to neither)."""
+        if self._ids is None:
+            self._ids = {}
+            try:
+                url = self.parent.coursedir.db_url
+                if not url.startswith("sqlite:///") or os.path.exists(url[len("sqlite:///"):]):
+                    from nbgrader.api import Gradebook
+                    with Gradebook(url) as gb:
+                        pairs = [(str(st.lms_user_id), st.id) for st in gb.students if st.lms_user_id]
+                    shared = {lms for lms, _ in pairs if sum(1 for other, _ in pairs if other == lms) > 1}
+                    self._ids = {lms: sid for lms, sid in pairs if lms not in shared}
+                    for lms in sorted(shared):
+                        self.log.warning("Canvas user id %s is the lms_user_id of more than one student: files "
+                                         "of that id are collected under the id itself", shown(lms))
+            except Exception as exc:   # no gradebook to read: the Canvas user ids themselves
+                self.log.warning("The gradebook's lms_user_id could not be read (%s): students are collected "
+                                 "under their Canvas user ids", exc)
+        return self._ids
+
+    def notebooks(self) -> set[str]:
+        if self._notebooks is None:
+            try:
+                coursedir = self.parent.coursedir
+                released = coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)
+                self._notebooks = set(find_all_notebooks(released))
+            except Exception:
+                self._notebooks = set()
+        return self._notebooks
+
+    def flag_late(self) -> None:
+        """Write the flag into each collected submission Canvas marked late; one line for the TA."""
+        coursedir = self.parent.coursedir
+        flagged = []
+        for sid in sorted(self.late):
+            folder = coursedir.format_path(coursedir.submitted_directory, sid, coursedir.assignment_id)
+            if os.path.isdir(folder) and not os.path.islink(folder):
+                with open(os.path.join(folder, LMS_LATE), "w") as f:
+                    f.write("Canvas marked this submission late (LATE_ in the download's file names)\n")
+                flagged.append(shown(sid))
+        if flagged:
+            self.log.warning("Canvas marked %d submission(s) late, with no time: %s (each has %s; no late "
+                             "penalty applies: check them against the due date)", len(flagged),
+                             ", ".join(flagged), LMS_LATE)

@@ -141,11 +141,14 @@ class Recorder:
             notes.append("this student id holds a line break, a control character or one of [ ] * ?: nbgrader's "
                          "own autograde and generate_feedback stop at such a folder, or skip it; rename it and "
                          "grade again")
-        kept, refused = submitted.bookkeeping(folder, self.name)   # timestamp.txt, submission_secret.txt
+        kept, refused = submitted.bookkeeping(folder, self.name)   # timestamp.txt, submission_secret.txt, lms_late.txt
         when, unread = _timestamp(kept, refused)
         if unread:
             notes.append(f"timestamp.txt is not a time ({unread}): recorded without a submission time, so no late "
                          "penalty applies; check when it was handed in")
+        if submitted.LMS_LATE in kept and when is None:
+            notes.append("the LMS marked this submission late and gave no time (lms_late.txt, from zip_collect), so "
+                         "no late penalty applies; check it against the due date")
         for attempt in range(RETRIES):
             try:
                 with warnings.catch_warnings():

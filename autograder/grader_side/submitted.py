@@ -28,7 +28,7 @@ import stat
 from pathlib import Path
 
 MAX_BYTES = 20 * 1024 * 1024       # a notebook
-BOOKKEEPING_BYTES = 1000           # timestamp.txt, submission_secret.txt
+BOOKKEEPING_BYTES = 1000           # timestamp.txt, submission_secret.txt, lms_late.txt
 # What a notebook under MAX_BYTES may hold, so that no notebook costs the graders or the gradebook's
 # recorder (nbgrader's preprocessors, both graders run them) more than a second or two. The sets'
 # notebooks have about 45 and 65 cells, 17,000 characters of markdown in all, at most 2,100 in a cell.
@@ -46,8 +46,10 @@ MAX_OUTPUTS = 10_000
 MAX_MARKUP_CELL = 16_000
 MAX_MARKUP = 64_000
 # nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback
-# commands read back from autograded/.
-BOOKKEEPING = ("timestamp.txt", "submission_secret.txt")
+# commands read back from autograded/, and the LMS's mark of a late upload that `zip_collect` with
+# the Canvas collector keeps (grader_side/collect.py).
+LMS_LATE = "lms_late.txt"
+BOOKKEEPING = ("timestamp.txt", "submission_secret.txt", LMS_LATE)
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
 
@@ -203,11 +205,11 @@ def _length(source) -> int:
 
 
 def bookkeeping(folder: Path, assignment: str, nbgrader_only: bool = False) -> tuple[dict[str, bytes], dict[str, str]]:
-    """nbgrader's notes on the submission (``timestamp.txt``, ``submission_secret.txt``): {name: bytes}
-    of those read by the rule (under 1000 bytes each; the student's folder first, then the assignment
-    folder), and {name: why not} for those present but refused. A folder that is refused (a linked
-    student or assignment folder) refuses every notebook in it with its own reason: it gives no
-    reason here, as if nothing were there."""
+    """nbgrader's notes on the submission (``timestamp.txt``, ``submission_secret.txt``) and
+    ``lms_late.txt``: {name: bytes} of those read by the rule (under 1000 bytes each; the student's
+    folder first, then the assignment folder), and {name: why not} for those present but refused. A
+    folder that is refused (a linked student or assignment folder) refuses every notebook in it with
+    its own reason: it gives no reason here, as if nothing were there."""
     found, refused = {}, {}
     for name in BOOKKEEPING:
         try:
