@@ -51,7 +51,7 @@ def test_releasing_twice_changes_nothing_and_matches_the_committed_release(repo)
 
 def test_uncommitted_edits_under_solutions_warn(repo):
     source = repo / "solutions" / "transformer-block" / "concepts.pct.py"
-    source.write_text(source.read_text() + "\n# %% md\n# An extra note.\n")
+    source.write_text(source.read_text() + "\n# %% [markdown]\n# An extra note.\n")
     with pytest.warns(UserWarning, match="uncommitted edits"):
         api.release("transformer-block", repo)
 

@@ -40,7 +40,7 @@ def _rows(text: str) -> list[list[str]]:
 def rubric(set_name: str, notebook: str, question: str) -> Rubric:
     source = (REPO / "solutions" / set_name / f"{notebook}.pct.py").read_text()
     cells = authoring.parse(source, notebook)
-    ids = [attrs.get("id") for _, attrs, _ in cells]
+    ids = [attrs.get("grade_id") for _, attrs, _ in cells]
     answer = ids.index(f"{question}_answer")
     assert ids[answer + 1] == f"{question}_rubric", f"{question}'s rubric cell must follow its answer cell"
     points = float(cells[answer][1]["points"])

@@ -1,10 +1,27 @@
 """Turns the text form of the source notebooks into nbgrader source notebooks.
 
-Each problem set is written once, as ``solutions/<assignment>/<notebook>.pct.py``: cells headed
-by ``# %% <kind> [key=value ...]`` lines (see ``KINDS``; ``# %% code grader=skip`` marks a given
-cell that only shows the student something, which ``course autograde`` need not run). ``# %% checks <question>``
-expands into one graded cell per check of that question in the set, the visible ones first, so
-adding a check to the set adds it to nbgrader's tests and to ``course autograde`` alike.
+Each problem set is written once, as ``solutions/<assignment>/<notebook>.pct.py``, in Jupytext's
+percent format: each cell starts with a ``# %%`` line (``# %% [markdown]`` for text, whose lines are
+commented with ``# ``), and the kit's options follow it as Jupytext's cell metadata (``key=value``,
+each value JSON), so Jupytext, VS Code and JupyterLab read the file into the very cells the kit
+builds:
+
+    # %% [markdown]                                          given text (read-only)
+    # %% [markdown] grade_id="C8_rubric"                     given text with an id
+    # %% [markdown] role="answer" grade_id="C8_answer" points=4   graded by hand
+    # %%                                                     given code (read-only)
+    # %% grader="skip"                                       given code that only shows something
+    # %% role="solution" grade_id="B1_code"                  the student's cell
+    # %% role="check" grade_id="B1_layer_norm_shapes"        a graded cell running one check
+    # %% role="checks" question="B1"                         where B1's check cells go (a new question)
+
+The check cells are written from the set's checks, not by hand: :func:`sync` rewrites each
+question's run of check cells (and a ``role="checks"`` placeholder) as one cell per check of the
+question, the visible ones first, so adding a check to the set adds it to nbgrader's tests and to
+``course autograde`` alike; ``course release`` syncs before it builds. A cell carrying nbgrader's
+own metadata (``nbgrader={...}``, as Jupytext writes an nbgrader notebook) is read by that metadata.
+A line that looks like a cell marker but is not one the kit reads is an error naming the line,
+never a cell merged into the one above.
 
 Next to the notebooks stands ``student_side/checks/``, the set's visible checks; the release
 gets them with the course's runtime (``release.ShipRuntime``), and students import ``check``
@@ -12,7 +29,9 @@ from it.
 """
 from __future__ import annotations
 
+import json
 import re
+import warnings
 from pathlib import Path
 
 import nbformat
@@ -20,44 +39,147 @@ import nbformat
 from autograder.grader_side import problem_set
 from autograder.student_side.checks import Check
 
-KINDS = ("md", "code", "solution", "checks", "answer")
-HEADER = re.compile(r"^# %% (\w+)(.*)$")
+KINDS = ("md", "code", "solution", "answer", "check", "checks")
+ROLES = {"solution": "solution", "answer": "answer", "check": "check", "checks": "checks"}
+OPTIONS = {"role", "grade_id", "points", "grader", "question", "nbgrader", "course", "lines_to_next_cell"}
+MARKER = re.compile(r"^\s*#\s*%%")          # what Jupytext (and VS Code) take for a cell marker
+HEADER = re.compile(r"^# %%( \[markdown\])?(?: (.*))?$")
 KERNELSPEC = {"display_name": "Python 3", "language": "python", "name": "python3"}
+_KEY = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)=")
 
 
 class AuthoringError(ValueError):
     """The text form of a notebook is malformed; the message says where."""
 
 
+def _options(rest: str, where: str) -> dict:
+    """The ``key=value`` options of a cell marker (values in JSON, as Jupytext writes them)."""
+    found: dict = {}
+    decoder = json.JSONDecoder()
+    at = 0
+    while rest[at:].strip():
+        key = _KEY.match(rest, at)
+        if not key:
+            raise AuthoringError(f"{where}: {rest[at:].strip()!r} is not an option: write key=value after '# %%' "
+                                 "(e.g. '# %% [markdown]' or '# %% role=\"solution\" grade_id=\"B1_code\"')")
+        try:
+            value, at = decoder.raw_decode(rest, key.end())
+        except json.JSONDecodeError:
+            raise AuthoringError(f"{where}: the value of {key.group(1)} is not JSON (a text is written in double "
+                                 "quotes: grade_id=\"B1_code\")") from None
+        if key.group(1) not in OPTIONS:
+            raise AuthoringError(f"{where}: unknown option {key.group(1)!r}; the kit reads "
+                                 f"{', '.join(sorted(OPTIONS))}")
+        found[key.group(1)] = value
+    return found
+
+
+def _kind(markdown: bool, opts: dict, where: str) -> str:
+    nbg = opts.get("nbgrader")
+    if isinstance(nbg, dict):   # an nbgrader notebook as Jupytext writes it
+        opts.setdefault("grade_id", nbg.get("grade_id"))
+        if nbg.get("grade") and nbg.get("solution"):
+            opts.setdefault("points", nbg.get("points"))
+            return "answer"
+        if nbg.get("solution"):
+            return "solution"
+        if nbg.get("grade"):
+            return "check"
+        if isinstance(opts.get("course"), dict) and opts["course"].get("skip_when_grading"):
+            opts.setdefault("grader", "skip")
+        return "md" if markdown else "code"
+    role = opts.get("role")
+    if role is None:
+        return "md" if markdown else "code"
+    if role not in ROLES:
+        raise AuthoringError(f"{where}: unknown role {role!r}; use one of {', '.join(ROLES)}")
+    if (role == "answer") != markdown:
+        raise AuthoringError(f"{where}: role={role!r} goes on " + ("'# %% [markdown]'" if role == "answer" else
+                                                                   "a code cell ('# %%')"))
+    return ROLES[role]
+
+
 def parse(text: str, origin: str = "<notebook>", questions=None) -> list[tuple[str, dict, str]]:
-    """Split the text form into (kind, attributes, body) cells (``questions``: the set's ids, to hold
-    ``# %% checks`` cells to)."""
-    cells: list[tuple[str, dict[str, str], list[str]]] = []
+    """Split the text form into (kind, options, body) cells: ``kind`` one of ``KINDS``, a markdown
+    body still commented (``questions``: the set's ids, to hold ``role="checks"`` cells to)."""
+    cells: list[tuple[str, dict, list[str]]] = []
     body: list[str] | None = None   # the lines of the cell being read
-    for number, line in enumerate(text.splitlines(), 1):
-        match = HEADER.match(line)
-        if match:
-            kind, rest = match.groups()
-            if kind not in KINDS:
-                raise AuthoringError(f"{origin}:{number}: unknown cell kind {kind!r}; use one of {', '.join(KINDS)}")
-            attrs = dict(part.split("=", 1) for part in rest.split() if "=" in part)
-            words = [part for part in rest.split() if "=" not in part]
-            if kind == "checks":
-                if len(words) != 1 or (questions is not None and words[0] not in questions):
-                    raise AuthoringError(f"{origin}:{number}: write '# %% checks <question id>'")
-                attrs["question"] = words[0]
+    lines = text.splitlines()
+    header = lines.index("# ---", 1) + 1 if lines[:1] == ["# ---"] and "# ---" in lines[1:] else 0
+    for number, line in enumerate(lines, 1):
+        where = f"{origin}:{number}"
+        if number <= header:   # Jupytext's header (the notebook's metadata): the kit writes its own
+            continue
+        if MARKER.match(line):
+            match = HEADER.match(line)
+            if not match:
+                raise AuthoringError(f"{where}: {line.strip()!r} is not a cell marker the kit reads: write "
+                                     "'# %%' (code) or '# %% [markdown]', then any options as key=value")
+            opts = _options(match.group(2) or "", where)
+            kind = _kind(bool(match.group(1)), opts, where)
+            if kind == "checks" and (not isinstance(opts.get("question"), str) or
+                                     (questions is not None and opts["question"] not in questions)):
+                raise AuthoringError(f"{where}: write '# %% role=\"checks\" question=\"<question id>\"' with one of "
+                                     f"the set's questions")
+            if kind in ("solution", "answer", "check") and not isinstance(opts.get("grade_id"), str):
+                raise AuthoringError(f"{where}: a {kind} cell needs grade_id=\"...\"")
+            if kind == "answer" and not isinstance(opts.get("points"), (int, float)):
+                raise AuthoringError(f"{where}: an answer cell needs points=<number>")
+            opts["line"] = number
             body = []
-            cells.append((kind, attrs, body))
+            cells.append((kind, opts, body))
         elif body is None:
             if line.strip():
-                raise AuthoringError(f"{origin}:{number}: text before the first '# %%' cell header")
+                raise AuthoringError(f"{where}: text before the first '# %%' cell marker")
         else:
             body.append(line)
-    return [(kind, attrs, "\n".join(lines).rstrip("\n")) for kind, attrs, lines in cells]
+    return [(kind, opts, "\n".join(lines).strip("\n")) for kind, opts, lines in cells]
 
 
 def _uncomment(body: str) -> str:
     return "\n".join(line[2:] if line.startswith("# ") else line.lstrip("#") for line in body.splitlines())
+
+
+def write(cells: list[tuple[str, dict, str]]) -> str:
+    """The text form of (kind, options, body) cells, as :func:`parse` reads it (and Jupytext)."""
+    parts = []
+    for kind, opts, body in cells:
+        keep = {"md": ("grade_id",), "code": ("grader",), "solution": ("grade_id",), "check": ("grade_id",),
+                "answer": ("grade_id", "points"), "checks": ("question",)}[kind]
+        role = {} if kind in ("md", "code") else {"role": kind}
+        shown = {**role, **{k: opts[k] for k in keep if opts.get(k) is not None}}
+        marker = "# %% [markdown]" if kind in ("md", "answer") else "# %%"
+        header = " ".join([marker, *(f"{k}={json.dumps(v)}" for k, v in shown.items())])
+        parts.append(f"{header}\n{body}" if body else header)
+    return "\n\n".join(parts) + "\n"
+
+
+def sync(text: str, name: str, ps: problem_set.ProblemSet) -> str:
+    """``text`` with each question's check cells written from the set's checks: a run of check cells
+    (or a ``role="checks"`` placeholder) becomes one cell per check of its question, visible first."""
+    out: list[tuple[str, dict, str]] = []
+    placed: dict[str, int] = {}   # question -> line of its run
+    by_id = {c.id: c for c in ps.checks}
+    for kind, opts, body in parse(text, name, ps.questions):
+        if kind not in ("check", "checks"):
+            out.append((kind, opts, body))
+            continue
+        if kind == "checks":
+            question = opts["question"]
+        elif opts["grade_id"] in by_id:
+            question = by_id[opts["grade_id"]].question
+        else:
+            raise AuthoringError(f"{name}:{opts['line']}: {opts['grade_id']!r} is not a check of the set: remove the "
+                                 "cell, or write the check in the set's grading/ first")
+        last = out[-1] if out else None
+        if last and last[0] == "check" and by_id[last[1]["grade_id"]].question == question:
+            continue   # the rest of this question's run: written already
+        if question in placed:
+            raise AuthoringError(f"{name}:{opts['line']}: the check cells of {question} stand in two places "
+                                 f"(the first at line {placed[question]}); keep one run")
+        placed[question] = opts["line"]
+        out.extend(("check", {"grade_id": c.id}, check_cell(c, ps)) for c in question_checks(ps, question))
+    return write(out)
 
 
 def _meta(grade_id: str, *, grade=False, solution=False, locked=False, points=None) -> dict:
@@ -87,31 +209,34 @@ def question_checks(ps: problem_set.ProblemSet, question: str) -> list[Check]:
 
 
 def build_notebook(text: str, name: str, ps: problem_set.ProblemSet) -> nbformat.NotebookNode:
-    """The nbgrader source notebook for the text form ``text`` of notebook ``name`` of the set ``ps``."""
+    """The nbgrader source notebook for the text form ``text`` of notebook ``name`` of the set ``ps``
+    (its check cells written from the set's checks first: :func:`sync`)."""
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
-    counter = 0
-    for kind, attrs, body in parse(text, name, ps.questions):
-        counter += 1
-        gid = attrs.get("id", f"{name}_{kind}_{counter}")
+    counter = 0   # a given cell's default id counts the cells above it, a question's checks as one
+    question = None
+    by_id = {c.id: c for c in ps.checks}
+    for kind, opts, body in parse(sync(text, name, ps), name, ps.questions):
+        asked = by_id[opts["grade_id"]].question if kind == "check" else None
+        counter += not (asked and asked == question)
+        question = asked
+        gid = opts.get("grade_id") or f"{name}_{kind}_{counter}"
         if kind == "md":
-            cells = [nbformat.v4.new_markdown_cell(_uncomment(body), metadata=_meta(gid, locked=True))]
+            cell = nbformat.v4.new_markdown_cell(_uncomment(body), metadata=_meta(gid, locked=True))
         elif kind == "code":
             meta = _meta(gid, locked=True)
-            if attrs.get("grader") == "skip":   # a demonstration for the student; grading needs nothing from it
+            if opts.get("grader") == "skip":   # a demonstration for the student; grading needs nothing from it
                 meta["course"] = {"skip_when_grading": True}
-            cells = [nbformat.v4.new_code_cell(body, metadata=meta)]
+            cell = nbformat.v4.new_code_cell(body, metadata=meta)
         elif kind == "solution":
-            cells = [nbformat.v4.new_code_cell(body, metadata=_meta(gid, solution=True))]
+            cell = nbformat.v4.new_code_cell(body, metadata=_meta(gid, solution=True))
         elif kind == "answer":
-            cells = [nbformat.v4.new_markdown_cell(
-                _uncomment(body), metadata=_meta(gid, grade=True, solution=True, points=float(attrs["points"])))]
+            cell = nbformat.v4.new_markdown_cell(
+                _uncomment(body), metadata=_meta(gid, grade=True, solution=True, points=float(opts["points"])))
         else:
-            cells = [nbformat.v4.new_code_cell(check_cell(c, ps), metadata=_meta(c.id, grade=True, locked=True,
-                                                                                  points=c.points))
-                     for c in question_checks(ps, attrs["question"])]
-        for cell in cells:
-            cell.id = cell.metadata["nbgrader"]["grade_id"].replace("_", "-")
-        nb.cells.extend(cells)
+            cell = nbformat.v4.new_code_cell(body, metadata=_meta(gid, grade=True, locked=True,
+                                                                  points=by_id[gid].points))
+        cell.id = gid.replace("_", "-")
+        nb.cells.append(cell)
     _expect_every_check_placed(nb, name, ps)
     return nb
 
@@ -120,17 +245,25 @@ def _expect_every_check_placed(nb, name, ps):
     placed = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells}
     missing = [c.id for c in ps.checks if ps.notebook_of(c) == name and c.id not in placed]
     if missing:
-        raise AuthoringError(f"{name}: no '# %% checks' cell places {', '.join(missing)}")
+        raise AuthoringError(f"{name}: no check cells place {', '.join(missing)}: put '# %% role=\"checks\" "
+                             "question=\"<question>\"' after the question's solution cell")
 
 
 def build(assignment_dir: Path) -> list[Path]:
-    """Write every ``*.pct.py`` in ``assignment_dir`` (a problem set's folder) as ``.ipynb``."""
+    """Write every ``*.pct.py`` in ``assignment_dir`` (a problem set's folder) as ``.ipynb``; a text
+    form whose check cells are not the set's is rewritten first (with a warning naming it)."""
     ps = problem_set.load(assignment_dir)
     written = []
     for source in sorted(assignment_dir.glob("*.pct.py")):
         name = source.name.removesuffix(".pct.py")
+        text = source.read_text()
+        synced = sync(text, name, ps)
+        if synced != text:
+            source.write_text(synced)
+            warnings.warn(f"{source.name}: its check cells were rewritten from the set's checks; commit it",
+                          stacklevel=2)
         target = source.with_name(f"{name}.ipynb")
-        nbformat.write(build_notebook(source.read_text(), name, ps), target)
+        nbformat.write(build_notebook(synced, name, ps), target)
         written.append(target)
     if not written:
         raise AuthoringError(f"no *.pct.py notebook sources in {assignment_dir}")

@@ -1,4 +1,4 @@
-# %% md
+# %% [markdown]
 # # Inside the block: build it
 #
 # In this notebook you open up a small transformer while it runs. You read its prediction after
@@ -23,7 +23,7 @@
 # 68 points are graded automatically (B1 to B5 and B7) and 4 by hand (B6). The lesson notes,
 # `notes/inside-the-block.md` (figures in `figures/`), sit next to this notebook.
 
-# %% code
+# %%
 import math
 
 import torch
@@ -35,7 +35,7 @@ from student_side import check, ready
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)   # tensors this small run faster on one thread, and far faster on a busy machine
 
-# %% md
+# %% [markdown]
 # ## The model
 #
 # The cell below defines `TinyLM`, a decoder-only transformer small enough to read in full. It
@@ -54,7 +54,7 @@ torch.set_num_threads(1)   # tensors this small run faster on one thread, and fa
 # fixed seed so everyone starts from the same ones. It has learned nothing: its predictions, and
 # what the logit lens reads from it, are noise. A trained copy comes after B2.
 
-# %% code
+# %%
 class TinyBlock(nn.Module):
     """Pre-norm block on one sequence h of shape (T, d): causal multi-head attention, then a GELU MLP."""
 
@@ -108,7 +108,7 @@ untrained_model = TinyLM()                                         # random init
 print(f"TinyLM: {len(untrained_model.blocks)} blocks, "
       f"{sum(p.numel() for p in untrained_model.parameters()):,} parameters (untrained)")
 
-# %% md
+# %% [markdown]
 # ## B1 · The logit lens (14 points)
 #
 # No block ever replaces the residual stream: each one adds its two updates to it, and the
@@ -125,7 +125,7 @@ print(f"TinyLM: {len(untrained_model.blocks)} blocks, "
 # last block is exactly what the model itself outputs at that position. Reading the rows from
 # top to bottom shows how the prediction takes shape through the stack.
 
-# %% md
+# %% [markdown]
 # > **TODO (B1, 14 points, about 6 lines).** Write `LensLM.forward(tokens)`. `LensLM` is `TinyLM`
 # > with the same `__init__` and weights; only its `forward` differs: it returns the logit lens
 # > at the last position, a tensor of shape `(n_layers, vocab_size)` whose row $\ell - 1$ is
@@ -138,7 +138,7 @@ print(f"TinyLM: {len(untrained_model.blocks)} blocks, "
 # > models, a deeper and wider model with another vocabulary, a single block, and prompts of one
 # > token and of `max_len` tokens, against a reference (hidden).
 
-# %% solution id=B1_code
+# %% role="solution" grade_id="B1_code"
 class LensLM(TinyLM):
     """TinyLM whose forward returns what the logit lens reads after each block, at the last position."""
 
@@ -152,9 +152,39 @@ class LensLM(TinyLM):
         return torch.stack(rows)                                   # (n_layers, vocab_size)
         ### END SOLUTION
 
-# %% checks B1
+# %% role="check" grade_id="B1_last_row"
+# B1_last_row · 2 points · LensLM on the default-sized model returns one row of 16 logits per block, and its last row is the model's own output at the last position
+check('B1_last_row')
 
-# %% md
+# %% role="check" grade_id="B1_quiet_blocks"
+# B1_quiet_blocks · 2 points · LensLM on a model whose blocks add nothing: every row is unembed(norm_f(embedding of the last token))
+check('B1_quiet_blocks')
+
+# %% role="check" grade_id="B1_random_models"
+# B1_random_models · 5 points · hidden, runs when your notebook is graded: LensLM matches the reference lens on three random models of the default size
+ready('LensLM')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B1_random_models')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B1_other_sizes"
+# B1_other_sizes · 3 points · hidden, runs when your notebook is graded: LensLM matches the reference on a deeper, wider model with another vocabulary, and on a single block
+ready('LensLM')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B1_other_sizes')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B1_edge_prompts"
+# B1_edge_prompts · 2 points · hidden, runs when your notebook is graded: LensLM on a one-token prompt and on a prompt as long as max_len
+ready('LensLM')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B1_edge_prompts')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B2 · Reading the lens (8 points)
 #
 # A row of the lens is a vector of logits. Three small functions turn the rows into something to
@@ -166,7 +196,7 @@ class LensLM(TinyLM):
 # one, so the guess settles at block 2. For `[2, 2, 9, 2]` it settles only at block 4, because
 # block 3 still disagrees.
 
-# %% md
+# %% [markdown]
 # > **TODO (B2, 8 points, about 6 lines).** Write, for `lens_logits` of shape `(n_layers, vocab_size)`
 # > such as `LensLM`'s output:
 # >
@@ -180,7 +210,7 @@ class LensLM(TinyLM):
 # > **Checked:** a 3 x 4 example and three guess lists (visible); random lens outputs of several
 # > sizes and more guess lists (hidden).
 
-# %% solution id=B2_code
+# %% role="solution" grade_id="B2_code"
 def lens_guesses(lens_logits):
     """The arg max of each row, as a list of ints."""
     ### BEGIN SOLUTION
@@ -204,9 +234,35 @@ def settled_at(guesses):
     return block
     ### END SOLUTION
 
-# %% checks B2
+# %% role="check" grade_id="B2_worked_example"
+# B2_worked_example · 2 points · on a 3 x 4 example: lens_guesses gives [1, 0, 2], token_probability matches a row-wise softmax, and settled_at gives 2 for [3, 5, 5, 5], 4 for [7, 7, 2, 7] and 1 for [4]
+check('B2_worked_example')
 
-# %% md
+# %% role="check" grade_id="B2_guesses"
+# B2_guesses · 2 points · hidden, runs when your notebook is graded: lens_guesses on random lens outputs of several sizes
+ready('lens_guesses')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B2_guesses')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B2_probability"
+# B2_probability · 2 points · hidden, runs when your notebook is graded: token_probability on random lens outputs, for several tokens
+ready('token_probability')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B2_probability')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B2_settled"
+# B2_settled · 2 points · hidden, runs when your notebook is graded: settled_at on guess lists that settle early, late, never before the end, or at once
+ready('settled_at')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B2_settled')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # A lens on `untrained_model` shows nothing worth reading: its guesses "settle" at block 1 on most
 # prompts, only because its random blocks add too little to the stream to change the first guess.
 # The next cell loads a `TinyLM` that *was* trained, on a task only attention can solve: at every
@@ -218,7 +274,7 @@ def settled_at(guesses):
 # The cell after it reads the lens on three prompts with your functions. Before you run it, guess:
 # will the first block already know the answer?
 
-# %% code grader=skip
+# %% grader="skip"
 import copy_first   # copy_first.py, next to this notebook: the task, its training and the shipped weights
 
 RETRAIN = False     # True: train here instead of loading: 2 to 4 CPU-seconds (up to 15 s on a busy machine)
@@ -229,7 +285,7 @@ else:
     trained = copy_first.load_trained(TinyLM())                    # torch.load(..., weights_only=True)
     print(f"trained TinyLM loaded from {copy_first.WEIGHTS.parent.name}/{copy_first.WEIGHTS.name}")
 
-# %% code grader=skip
+# %% grader="skip"
 try:
     lens = LensLM()
     lens.load_state_dict(trained.state_dict())
@@ -244,7 +300,7 @@ try:
 except NotImplementedError:
     print("Write LensLM (B1) and the three functions of B2 first, then run this cell again.")
 
-# %% md
+# %% [markdown]
 # ## B3 · The MLP as a key-value memory (12 points)
 #
 # Leave out $b_2$ and write the MLP as $\mathrm{MLP}(x) = W_2\,\mathrm{relu}(W_1 x + b_1)$ with
@@ -265,7 +321,7 @@ except NotImplementedError:
 # through unit $i$ (what is its overlap with itself, and what do the bias and the ReLU leave of it?).
 # An input that matches no key well enough writes nothing at all.
 
-# %% md
+# %% [markdown]
 # > **TODO (B3, 12 points, about 6 lines, then two numbers).**
 # >
 # > - `store_pairs(keys, values, threshold=0.5)`: for `keys` of shape `(n, d)` (unit rows) and
@@ -287,7 +343,7 @@ except NotImplementedError:
 # > reference, `recall` with random weights, every stored key recalled through your own two
 # > functions, inputs that only partly match a key, and the two numbers (hidden).
 
-# %% solution id=B3_code
+# %% role="solution" grade_id="B3_code"
 def store_pairs(keys, values, threshold=0.5):
     """W1 (n, d): the keys as rows; b1 (n,): -threshold; W2 (d, n): column i recalls value i for key i."""
     ### BEGIN SOLUTION
@@ -305,7 +361,7 @@ def recall(W1, b1, W2, x):
     return hidden @ W2.T                                           # (d,) or (m, d)
     ### END SOLUTION
 
-# %% solution id=B3_answers
+# %% role="solution" grade_id="B3_answers"
 # Your answers, in this form:
 # b3_share = ...        # how many times v_i comes back (a number)
 # b3_threshold = ...    # the threshold (a number between 0 and 1)
@@ -314,12 +370,12 @@ b3_share = (0.85 - 0.4) / (1 - 0.4)        # the unit gets 0.85 - 0.4; the key a
 b3_threshold = (0.9 - 1 / 3) / (1 - 1 / 3)  # (0.9 - t) / (1 - t) = 1/3, solved for t
 ### END SOLUTION
 
-# %% md
+# %% [markdown]
 # Test your numbers (not graded): the next cell stores four pairs in $\mathbb{R}^8$ and feeds the
 # memory inputs that share less and less with key 0, at the threshold you choose. How much of
 # value 0 comes back?
 
-# %% code grader=skip
+# %% grader="skip"
 THRESHOLD = 0.5     # change it to test your numbers
 g = torch.Generator().manual_seed(1)
 demo_keys = torch.linalg.qr(torch.randn(8, 4, generator=g))[0].T   # (4, 8): orthonormal rows
@@ -336,9 +392,63 @@ try:
 except NotImplementedError:
     print("Write store_pairs and recall first, then run this cell again.")
 
-# %% checks B3
+# %% role="check" grade_id="B3_store_example"
+# B3_store_example · 2 points · store_pairs on three one-hot keys in R^4, at the default threshold and at 0.3: W1's rows are the keys, b1 is -threshold everywhere, and each key, fed through the pair, gives its value back exactly
+check('B3_store_example')
 
-# %% md
+# %% role="check" grade_id="B3_recall_example"
+# B3_recall_example · 2 points · recall with given weights: key 1 gives W2 relu(W1 key + b1), the unused direction e_3 gives zeros, and a batch of the three keys gives three rows
+check('B3_recall_example')
+
+# %% role="check" grade_id="B3_store_random"
+# B3_store_random · 2 points · hidden, runs when your notebook is graded: store_pairs matches the reference on random keys and values, for three thresholds
+ready('store_pairs')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B3_store_random')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B3_recall_random"
+# B3_recall_random · 2 points · hidden, runs when your notebook is graded: recall matches W2 relu(W1 x + b1) on random weights, for one x and a batch
+ready('recall')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B3_recall_random')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B3_round_trip"
+# B3_round_trip · 1 point · hidden, runs when your notebook is graded: store_pairs then recall: every stored key, alone and as a batch, gives its value
+ready('store_pairs', 'recall')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B3_round_trip')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B3_partial_match"
+# B3_partial_match · 1 point · hidden, runs when your notebook is graded: store_pairs then recall: the stored keys give their values, and inputs that only partly match a key (overlap below the threshold) give nothing back
+ready('store_pairs', 'recall')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B3_partial_match')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B3_share"
+# B3_share · 1 point · hidden, runs when your notebook is graded: b3_share: how many times its value an input recalls whose overlap with its key is 0.85, at threshold 0.4
+ready('b3_share')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B3_share')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B3_threshold"
+# B3_threshold · 1 point · hidden, runs when your notebook is graded: b3_threshold: the threshold at which an input whose overlap with its key is 0.9 recalls a third of its value
+ready('b3_threshold')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B3_threshold')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B4 · Superposition: more features than numbers (14 points)
 #
 # A model can detect far more features (concepts) than its stream has dimensions. It can afford
@@ -359,7 +469,7 @@ except NotImplementedError:
 # features whose directions lie close to its own; the bias is there to cancel those partial
 # contributions.
 
-# %% md
+# %% [markdown]
 # > **TODO (B4, 14 points, about 5 lines).**
 # >
 # > - `feature_directions(n)`: the float32 tensor $W$ of shape `(2, n)` above (row 0 the cosines,
@@ -372,7 +482,7 @@ except NotImplementedError:
 # > two readouts with the square's directions (visible); other $n$, random `W` with 2 or 3 rows, `b`
 # > as a number and as a vector, and inputs with one and two leading dims (hidden).
 
-# %% solution id=B4_code
+# %% role="solution" grade_id="B4_code"
 def feature_directions(n):
     """(2, n): column k is (cos(2 pi k / n), sin(2 pi k / n))."""
     ### BEGIN SOLUTION
@@ -388,9 +498,43 @@ def readout(x, W, b):
     return torch.relu(h @ W + b)                                   # (..., n)
     ### END SOLUTION
 
-# %% checks B4
+# %% role="check" grade_id="B4_directions_example"
+# B4_directions_example · 2 points · feature_directions(4) is [[1, 0, -1, 0], [0, 1, 0, -1]], and feature_directions(3) has unit columns
+check('B4_directions_example')
 
-# %% md
+# %% role="check" grade_id="B4_readout_example"
+# B4_readout_example · 2 points · readout with the square's directions and b=-0.2: feature 0 alone reads [0.8, 0, 0, 0], features 0 and 1 together read [0.8, 0.8, 0, 0]
+check('B4_readout_example')
+
+# %% role="check" grade_id="B4_readout_batch_example"
+# B4_readout_batch_example · 2 points · readout on a batch of two inputs, shape (2, 4), with the square's directions and b=-0.2: rows [1, 0, 0, 0] and [0, 1, 1, 0] read [0.8, 0, 0, 0] and [0, 0.8, 0.8, 0]
+check('B4_readout_batch_example')
+
+# %% role="check" grade_id="B4_directions"
+# B4_directions · 3 points · hidden, runs when your notebook is graded: feature_directions for other numbers of features, one and two included
+ready('feature_directions')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B4_directions')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B4_readout_random"
+# B4_readout_random · 4 points · hidden, runs when your notebook is graded: readout matches relu(W^T W x + b) for random W with 2 or 3 rows, a number or a vector for b, one x or a batch
+ready('readout')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B4_readout_random')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B4_readout_batched"
+# B4_readout_batched · 1 point · hidden, runs when your notebook is graded: readout on inputs with two leading dims, with feature_directions' own W
+ready('readout')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B4_readout_batched')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B5 · When features interfere (14 points)
 #
 # Switch some features on, each with strength 1, store them in $h$ and read all $n$ back. The
@@ -403,7 +547,7 @@ def readout(x, W, b):
 # cuts. Two features at an angle $\alpha$ contribute $\cos\alpha$ to each other's readouts, and
 # several active features add their contributions up, or cancel them out.
 
-# %% md
+# %% [markdown]
 # > **TODO (B5, 14 points, about 8 lines).**
 # >
 # > - `interferes(n, active, b)`: with the features whose indices are in the list `active` set to 1
@@ -425,7 +569,7 @@ def readout(x, W, b):
 # > numbers of features, active sets and biases (hidden); each of the six answers, one point each
 # > (hidden).
 
-# %% solution id=B5_code
+# %% role="solution" grade_id="B5_code"
 def interferes(n, active, b):
     """True when reading back the active features (strength 1) lights an off feature or darkens an active one."""
     ### BEGIN SOLUTION
@@ -457,13 +601,75 @@ b5_interferes = {
 }
 ### END SOLUTION
 
-# %% checks B5
+# %% role="check" grade_id="B5_worked_example"
+# B5_worked_example · 2 points · interferes with b=-0.4: one feature of three is clean, two features of the square (0 and 1) are clean, one feature of eight interferes
+check('B5_worked_example')
 
-# %% md
+# %% role="check" grade_id="B5_cancellation_example"
+# B5_cancellation_example · 2 points · interferes(2, [0, 1], -0.4) is True: the two features of n = 2 point in opposite directions, so storing both gives h = 0 and neither reads back
+check('B5_cancellation_example')
+
+# %% role="check" grade_id="B5_interferes"
+# B5_interferes · 4 points · hidden, runs when your notebook is graded: interferes on other numbers of features, sets of active features and biases, cancellations included
+ready('interferes')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B5_interferes')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B5_pentagon_one"
+# B5_pentagon_one · 1 point · hidden, runs when your notebook is graded: b5_interferes['pentagon_one']
+ready('b5_interferes')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B5_pentagon_one')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B5_pentagon_neighbours"
+# B5_pentagon_neighbours · 1 point · hidden, runs when your notebook is graded: b5_interferes['pentagon_neighbours']
+ready('b5_interferes')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B5_pentagon_neighbours')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B5_pentagon_non_neighbours"
+# B5_pentagon_non_neighbours · 1 point · hidden, runs when your notebook is graded: b5_interferes['pentagon_non_neighbours']
+ready('b5_interferes')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B5_pentagon_non_neighbours')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B5_square_opposite"
+# B5_square_opposite · 1 point · hidden, runs when your notebook is graded: b5_interferes['square_opposite']
+ready('b5_interferes')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B5_square_opposite')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B5_hexagon_one"
+# B5_hexagon_one · 1 point · hidden, runs when your notebook is graded: b5_interferes['hexagon_one']
+ready('b5_interferes')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B5_hexagon_one')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B5_triangle_two"
+# B5_triangle_two · 1 point · hidden, runs when your notebook is graded: b5_interferes['triangle_two']
+ready('b5_interferes')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B5_triangle_two')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # For your own curiosity (not graded): ten features, with feature 0 alone switched on. The cell
 # prints every feature's readout for two biases. Which bias keeps the readout clean, and why?
 
-# %% code grader=skip
+# %% grader="skip"
 try:
     W10 = feature_directions(10)
     for bias in (-0.7, -0.9):
@@ -471,18 +677,18 @@ try:
 except NotImplementedError:
     print("Write feature_directions and readout (B4) first, then run this cell again.")
 
-# %% md
+# %% [markdown]
 # ## B6 · Does the last block matter? (4 points, graded by hand)
 #
 # A classmate runs `LensLM` on one prompt, sees the guesses settle at block 3 of 4, and concludes
 # that block 4 does nothing for this model and could be removed without loss.
 
-# %% md
+# %% [markdown]
 # > **TODO (B6, 4 points, 3 to 6 sentences).** In the cell below, explain why that conclusion does
 # > not follow from what the lens showed, and describe how you would test the claim instead. A TA
 # > grades this answer. Double-click the cell to edit it.
 
-# %% answer id=B6_answer points=4
+# %% [markdown] role="answer" grade_id="B6_answer" points=4
 # ### BEGIN SOLUTION
 # The lens only reports the arg max of each row. Block 4 can still change the logits after the top
 # guess is fixed, making the right token more or less probable and reshaping the rest of the
@@ -496,7 +702,7 @@ except NotImplementedError:
 # compare the loss and the accuracy of the model with and without it over many prompts and positions.
 # ### END SOLUTION
 
-# %% md id=B6_rubric
+# %% [markdown] grade_id="B6_rubric"
 # *B6 is graded by hand, out of 4 points, by a TA who reads your explanation.*
 #
 # <!-- BEGIN MARK SCHEME -->
@@ -537,7 +743,7 @@ except NotImplementedError:
 # | little · "more prompts" names the one-prompt problem; "block 4 might still do something" says nothing it could change, "misleading" gives no reason, and looking at more prompts is no intervention | 0 | 1 | 0 | 0 | 1 |
 # <!-- END MARK SCHEME -->
 
-# %% md
+# %% [markdown]
 # ## B7 · Knock a part out (6 points)
 #
 # The lens reads the model with every part in place, so it cannot say what a part *does*. To find
@@ -551,7 +757,7 @@ except NotImplementedError:
 # Then run the lens on the knocked-out model and compare with the intact one: how far the
 # probability of the right token falls in the last row, and whether the guesses settle later.
 
-# %% md
+# %% [markdown]
 # > **TODO (B7, 6 points, about 12 lines, then two numbers).**
 # >
 # > - `KnockoutLensLM.forward(tokens, block, part="block")`: `KnockoutLensLM` is `TinyLM` with the
@@ -575,7 +781,7 @@ except NotImplementedError:
 # > first, middle and last blocks, a deeper model and a single block, against a reference, and the
 # > two numbers (hidden).
 
-# %% solution id=B7_code
+# %% role="solution" grade_id="B7_code"
 class KnockoutLensLM(TinyLM):
     """TinyLM's weights; forward returns the logit lens with one part of one block knocked out."""
 
@@ -592,11 +798,11 @@ class KnockoutLensLM(TinyLM):
         return torch.stack(rows)                                   # (n_layers, vocab_size)
         ### END SOLUTION
 
-# %% md
+# %% [markdown]
 # The next cell (not graded) runs the trained model on the prompt, intact and with block 4
 # knocked out, the claim of B6. Copy it into a cell of your own to measure block 2's attention.
 
-# %% code grader=skip
+# %% grader="skip"
 prompt = torch.tensor([15, 11, 1, 6, 15, 7, 13])
 try:
     knockout = KnockoutLensLM()
@@ -611,7 +817,7 @@ try:
 except NotImplementedError:
     print("Write LensLM (B1), the functions of B2 and KnockoutLensLM first, then run this cell again.")
 
-# %% solution id=B7_answers
+# %% role="solution" grade_id="B7_answers"
 # Your answers, the numbers themselves:
 # b7_drop = ...       # P(15) intact minus P(15) without block 2's attention, last row
 # b7_settled = ...    # where the guesses settle without block 2's attention
@@ -620,9 +826,35 @@ b7_drop = 0.5277
 b7_settled = 3
 ### END SOLUTION
 
-# %% checks B7
+# %% role="check" grade_id="B7_example"
+# B7_example · 2 points · KnockoutLensLM on the default-sized model: with block 4 knocked out, row 3 is the intact model's and row 4 repeats it; with block 2's MLP or block 1's attention knocked out, the last row is TinyLM's own output with that part's output layer set to zero
+check('B7_example')
 
-# %% md
+# %% role="check" grade_id="B7_random_models"
+# B7_random_models · 2 points · hidden, runs when your notebook is graded: KnockoutLensLM matches the reference on random models, for every part and for first, middle and last blocks, and on a deeper model and a single block
+ready('KnockoutLensLM')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B7_random_models')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B7_drop"
+# B7_drop · 1 point · hidden, runs when your notebook is graded: b7_drop: how far the trained model's probability of the first token falls at block 4 on the prompt, with block 2's attention knocked out
+ready('b7_drop')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B7_drop')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B7_settled"
+# B7_settled · 1 point · hidden, runs when your notebook is graded: b7_settled: the block at which the lens settles on the prompt with block 2's attention knocked out
+ready('b7_settled')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'B7_settled')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # Compare your two numbers with what knocking out block 4 did. A part can matter for the answer's
 # probability while the lens's guesses hardly move, and a part the lens shows as busy may be one the
 # model can do without: only knockouts, over many prompts, tell which.

@@ -1,4 +1,4 @@
-# %% md
+# %% [markdown]
 # # Inside the block: concepts
 #
 # Last week you assembled a transformer block. This notebook sorts its numbers and counts its
@@ -23,10 +23,10 @@
 #
 # 32 points, all graded automatically (C1 to C5).
 
-# %% code
+# %%
 from student_side import check, ready
 
-# %% md
+# %% [markdown]
 # ## C1 · Learned, config or state (12 points)
 #
 # Every number that takes part in running a transformer belongs to one of three kinds.
@@ -45,7 +45,7 @@ from student_side import check, ready
 # embedding table is learned, the number of heads $h$ is config, and the queries $Q = XW_Q$ of a
 # prompt are state.
 
-# %% md
+# %% [markdown]
 # > **TODO (C1, 12 points, one line per quantity).** Set `c1_categories` to a dict that maps each
 # > name below to `"learned"`, `"config"` or `"state"`. Use these three words only (capital
 # > letters do not matter). Every item earns its own point.
@@ -67,7 +67,7 @@ from student_side import check, ready
 # >
 # > **Checked (hidden):** each of the twelve categories, one point each.
 
-# %% solution id=C1_code
+# %% role="solution" grade_id="C1_code"
 # Your answer, in this form (replace each "..." by "learned", "config" or "state"):
 # c1_categories = {
 #     "n_layers": "...",
@@ -100,9 +100,103 @@ c1_categories = {
 }
 ### END SOLUTION
 
-# %% checks C1
+# %% role="check" grade_id="C1_n_layers"
+# C1_n_layers · 1 point · hidden, runs when your notebook is graded: c1_categories['n_layers']: the number of blocks N
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_n_layers')
+### END HIDDEN TESTS
 
-# %% md
+# %% role="check" grade_id="C1_norm_statistics"
+# C1_norm_statistics · 1 point · hidden, runs when your notebook is graded: c1_categories['norm_statistics']: the mean and standard deviation a LayerNorm takes of a token
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_norm_statistics')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_mlp_weights"
+# C1_mlp_weights · 1 point · hidden, runs when your notebook is graded: c1_categories['mlp_weights']: the MLP's matrices W1 and W2
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_mlp_weights')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_residual_adds"
+# C1_residual_adds · 1 point · hidden, runs when your notebook is graded: c1_categories['residual_adds']: the residual connections, each sublayer's output added back to its input
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_residual_adds')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_attention_pattern"
+# C1_attention_pattern · 1 point · hidden, runs when your notebook is graded: c1_categories['attention_pattern']: the attention matrix softmax(QK^T / sqrt(d_k) + M)
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_attention_pattern')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_norm_gains"
+# C1_norm_gains · 1 point · hidden, runs when your notebook is graded: c1_categories['norm_gains']: a LayerNorm's gain and shift
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_norm_gains')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_d_ff"
+# C1_d_ff · 1 point · hidden, runs when your notebook is graded: c1_categories['d_ff']: the MLP's hidden width
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_d_ff')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_mlp_hidden"
+# C1_mlp_hidden · 1 point · hidden, runs when your notebook is graded: c1_categories['mlp_hidden']: the MLP's hidden activations
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_mlp_hidden')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_attention_projections"
+# C1_attention_projections · 1 point · hidden, runs when your notebook is graded: c1_categories['attention_projections']: W_Q, W_K, W_V and W_O
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_attention_projections')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_norm_eps"
+# C1_norm_eps · 1 point · hidden, runs when your notebook is graded: c1_categories['norm_eps']: the epsilon inside a norm's square root
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_norm_eps')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_residual_stream"
+# C1_residual_stream · 1 point · hidden, runs when your notebook is graded: c1_categories['residual_stream']: the stream after block 2 for one prompt
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_residual_stream')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_mlp_biases"
+# C1_mlp_biases · 1 point · hidden, runs when your notebook is graded: c1_categories['mlp_biases']: the MLP's biases b1 and b2
+ready('c1_categories')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C1_mlp_biases')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## C2 · Attention's bill, paid in every block (5 points)
 #
 # One head of self-attention compares every query with every key: for a sequence of $T$ tokens,
@@ -115,7 +209,7 @@ c1_categories = {
 # of the $N$ blocks has its own attention sublayer, so a stack pays the bill once per block. Note
 # which of these numbers the count depends on linearly, and which one it does not.
 
-# %% md
+# %% [markdown]
 # > **TODO (C2, 5 points, about 3 lines).** Write
 # >
 # > - `attention_scores(batch, heads, T, n_layers)`: the number of attention scores one forward pass
@@ -127,7 +221,7 @@ c1_categories = {
 # > **Checked:** `attention_scores(1, 1, 4, 1)` is 16 and `attention_scores(2, 4, 8, 3)` is 1536
 # > (visible); other batches, head counts, lengths and depths (hidden); the two factors (hidden).
 
-# %% solution id=C2_code
+# %% role="solution" grade_id="C2_code"
 def attention_scores(batch, heads, T, n_layers):
     """Scores one forward pass computes: a full T x T matrix per head, per sequence, per block."""
     ### BEGIN SOLUTION
@@ -143,9 +237,35 @@ c2_double_T = attention_scores(1, 1, 2 * 10, 1) / attention_scores(1, 1, 10, 1)
 c2_double_N = 2
 ### END SOLUTION
 
-# %% checks C2
+# %% role="check" grade_id="C2_worked_example"
+# C2_worked_example · 1 point · attention_scores gives 16 for one sequence, one head, T=4, one block, and 1536 for batch=2, heads=4, T=8, n_layers=3
+check('C2_worked_example')
 
-# %% md
+# %% role="check" grade_id="C2_counts"
+# C2_counts · 2 points · hidden, runs when your notebook is graded: attention_scores for other batches, head counts, lengths and depths, as ints
+ready('attention_scores')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C2_counts')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C2_double_T"
+# C2_double_T · 1 point · hidden, runs when your notebook is graded: c2_double_T: how many times the scores grow when T doubles
+ready('c2_double_T')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C2_double_T')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C2_double_N"
+# C2_double_N · 1 point · hidden, runs when your notebook is graded: c2_double_N: how many times the scores grow when the depth doubles
+ready('c2_double_N')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C2_double_N')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## C3 · Weights per layer, and for a whole model (7 points)
 #
 # Count only the weight matrices, no biases and no norms (they add a multiple of $d$, not of
@@ -161,7 +281,7 @@ c2_double_N = 2
 # with a gated MLP uses three matrices at a narrower width, which comes to about the same count
 # (week 4, B5).
 
-# %% md
+# %% [markdown]
 # > **TODO (C3, 7 points, about 4 lines).**
 # >
 # > - `layer_weights(d)`: the weights of one layer as counted above, an `int`;
@@ -179,7 +299,7 @@ c2_double_N = 2
 # > **Checked:** `layer_weights` of 4 and 8 is 192 and 768, and `model_weights(8, 2, 10)` is 1696
 # > (visible); other widths, depths and vocabularies (hidden); the three numbers (hidden).
 
-# %% solution id=C3_code
+# %% role="solution" grade_id="C3_code"
 def layer_weights(d):
     """Attention's four d x d matrices plus the MLP's two (d_ff = 4d), without biases or norms."""
     ### BEGIN SOLUTION
@@ -206,9 +326,43 @@ c3_layer_4096 = 2.0e8
 c3_estimate_7b = model_weights(4096, 32, 32000)
 ### END SOLUTION
 
-# %% checks C3
+# %% role="check" grade_id="C3_worked_example"
+# C3_worked_example · 2 points · layer_weights gives 192 for d=4 and 768 for d=8; model_weights(8, 2, 10) is 1696
+check('C3_worked_example')
 
-# %% md
+# %% role="check" grade_id="C3_counts"
+# C3_counts · 2 points · hidden, runs when your notebook is graded: layer_weights and model_weights for other widths, depths and vocabularies
+ready('layer_weights', 'model_weights')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C3_counts')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C3_double_d"
+# C3_double_d · 1 point · hidden, runs when your notebook is graded: c3_double_d: how many times a layer's weights grow when d doubles
+ready('c3_double_d')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C3_double_d')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C3_layer_4096"
+# C3_layer_4096 · 1 point · hidden, runs when your notebook is graded: c3_layer_4096: about how many weights one layer of width 4096 holds
+ready('c3_layer_4096')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C3_layer_4096')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C3_estimate_7b"
+# C3_estimate_7b · 1 point · hidden, runs when your notebook is graded: c3_estimate_7b: the rule's estimate for d=4096, 32 layers and 32,000 tokens, tables included
+ready('c3_estimate_7b')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C3_estimate_7b')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## C4 · Memory for the weights (4 points)
 #
 # To run a model, its weights must first sit in memory. How much memory depends on how many bits
@@ -219,7 +373,7 @@ c3_estimate_7b = model_weights(4096, 32, 32000)
 # That is only the entry fee. The forward pass also needs room for its state (activations,
 # attention matrices), on top of the weights.
 
-# %% md
+# %% [markdown]
 # > **TODO (C4, 4 points, about 3 lines).**
 # >
 # > - `weights_memory_gb(n_params, bits=16)`: the GB that `n_params` weights take at `bits` bits
@@ -235,7 +389,7 @@ c3_estimate_7b = model_weights(4096, 32, 32000)
 # > **Checked:** `weights_memory_gb(1e9)` is 2.0 and `weights_memory_gb(1e9, bits=32)` is 4.0
 # > (visible); other sizes and bit widths (hidden); the two numbers (hidden).
 
-# %% solution id=C4_code
+# %% role="solution" grade_id="C4_code"
 def weights_memory_gb(n_params, bits=16):
     """GB (10^9 bytes) to hold n_params weights at `bits` bits each."""
     ### BEGIN SOLUTION
@@ -251,9 +405,35 @@ c4_7b_gb = weights_memory_gb(7e9)
 c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)
 ### END SOLUTION
 
-# %% checks C4
+# %% role="check" grade_id="C4_worked_example"
+# C4_worked_example · 1 point · weights_memory_gb(1e9) is 2.0 GB at the default 16 bits, and 4.0 GB with bits=32
+check('C4_worked_example')
 
-# %% md
+# %% role="check" grade_id="C4_memory"
+# C4_memory · 1 point · hidden, runs when your notebook is graded: weights_memory_gb for other sizes and for 32, 8 and 4 bits per weight
+ready('weights_memory_gb')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C4_memory')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C4_7b"
+# C4_7b · 1 point · hidden, runs when your notebook is graded: c4_7b_gb: the gigabytes 7 billion weights take at 16 bits
+ready('c4_7b_gb')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C4_7b')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C4_70b_4bit"
+# C4_70b_4bit · 1 point · hidden, runs when your notebook is graded: c4_70b_4bit_gb: the gigabytes 70 billion weights take at 4 bits
+ready('c4_70b_4bit_gb')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C4_70b_4bit')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## C5 · When attention's work overtakes the weights' (4 points)
 #
 # C2 counted attention's scores and C3 a layer's weights. Both turn into work, counted here in
@@ -269,7 +449,7 @@ c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)
 # weights dominate, and past some length attention's work is the larger. Over a whole sequence of
 # $T$ tokens both bills are $T$ times larger, which is where attention's $T^2$ comes from.
 
-# %% md
+# %% [markdown]
 # > **TODO (C5, 4 points, about 4 lines).** Write
 # >
 # > - `attention_work(T, d)`: the multiply-adds attention's scores and its weighted sum of values
@@ -282,7 +462,7 @@ c4_70b_4bit_gb = weights_memory_gb(70e9, bits=4)
 # > `crossover_length(3)` is the first $T$ where your `attention_work` reaches your
 # > `layer_weights` (visible); other lengths and widths, and the number (hidden).
 
-# %% solution id=C5_code
+# %% role="solution" grade_id="C5_code"
 def attention_work(T, d):
     """Multiply-adds for one token in one layer: its query against T keys, then T values mixed."""
     ### BEGIN SOLUTION
@@ -303,4 +483,30 @@ def crossover_length(d):
 c5_crossover_4096 = crossover_length(4096)
 ### END SOLUTION
 
-# %% checks C5
+# %% role="check" grade_id="C5_worked_example"
+# C5_worked_example · 1 point · attention_work gives 12 for T=3, d=2 and 40 for T=5, d=4; crossover_length(3) is the first T at which your attention_work reaches your layer_weights(3)
+check('C5_worked_example')
+
+# %% role="check" grade_id="C5_work"
+# C5_work · 1 point · hidden, runs when your notebook is graded: attention_work for other lengths and widths, as ints
+ready('attention_work')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C5_work')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C5_crossover"
+# C5_crossover · 1 point · hidden, runs when your notebook is graded: crossover_length for other widths: the first T at which your attention_work reaches your layer_weights
+ready('crossover_length', 'attention_work')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C5_crossover')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C5_crossover_4096"
+# C5_crossover_4096 · 1 point · hidden, runs when your notebook is graded: c5_crossover_4096: the length at which attention's work reaches the weights'
+ready('c5_crossover_4096')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('inside-the-block', 'C5_crossover_4096')
+### END HIDDEN TESTS

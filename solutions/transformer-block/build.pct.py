@@ -1,4 +1,4 @@
-# %% md
+# %% [markdown]
 # # The transformer block: build it
 #
 # In this notebook you build a transformer block from its parts: layer norm and RMSNorm (forward
@@ -24,7 +24,7 @@
 # There are 70 points: B1 to B9. The lesson notes, `notes/transformer-block.md` (figures in
 # `figures/`), sit next to this notebook.
 
-# %% code
+# %%
 import math
 
 import torch
@@ -35,7 +35,7 @@ from student_side import check, ready
 
 _ = torch.manual_seed(0)  # the same random draws as the reference run
 
-# %% md
+# %% [markdown]
 # ## B1 · Layer norm (8 points)
 #
 # Layer norm normalizes each token vector $x \in \mathbb{R}^d$ over its own $d$ features, then applies
@@ -55,7 +55,7 @@ _ = torch.manual_seed(0)  # the same random draws as the reference run
 # Each token is normalized on its own. Nothing is shared across tokens or across the batch, so the
 # layer behaves the same in training and at inference.
 
-# %% md
+# %% [markdown]
 # > **TODO (B1, 8 points, about 4 lines).** Write `layer_norm(x, gamma, beta, eps=1e-5)` for `x` of
 # > shape `(..., d)` and `gamma`, `beta` of shape `(d,)`. Do not call `F.layer_norm`,
 # > `nn.LayerNorm` or `torch.layer_norm`. Hint: `torch.var_mean(x, dim=-1, keepdim=True,
@@ -66,7 +66,7 @@ _ = torch.manual_seed(0)  # the same random draws as the reference run
 # > `[-1.5, -0.5, -0.5, -0.5, 0, 0, 1, 2]` (visible); random `gamma` and `beta` on inputs with 0 to
 # > 3 leading dims, and nearly constant rows with the default and a given `eps` (hidden).
 
-# %% solution id=B1_code
+# %% role="solution" grade_id="B1_code"
 def layer_norm(x, gamma, beta, eps=1e-5):
     """gamma * (x - mu) / sqrt(sigma^2 + eps) + beta over the last dim.
 
@@ -78,9 +78,31 @@ def layer_norm(x, gamma, beta, eps=1e-5):
     return gamma * xhat + beta                                          # (..., d)
     ### END SOLUTION
 
-# %% checks B1
+# %% role="check" grade_id="B1_worked_example"
+# B1_worked_example · 2 points · rows of a (2, 3, 8) input get mean 0 and population variance 1; the worked example [2, 4, 4, 4, 5, 5, 7, 9] with gamma=1, beta=0, eps=0 gives [-1.5, -0.5, -0.5, -0.5, 0, 0, 1, 2]
+check('B1_worked_example')
 
-# %% md
+# %% role="check" grade_id="B1_affine_example"
+# B1_affine_example · 1 point · the worked example [2, 4, 4, 4, 5, 5, 7, 9] with gamma=2, beta=1, eps=0 gives [-2, 0, 0, 0, 1, 1, 3, 5]
+check('B1_affine_example')
+
+# %% role="check" grade_id="B1_random_affine"
+# B1_random_affine · 3 points · hidden, runs when your notebook is graded: layer_norm matches the reference for random gamma and beta, inputs with 0 to 3 leading dims
+ready('layer_norm')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B1_random_affine')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B1_near_constant"
+# B1_near_constant · 2 points · hidden, runs when your notebook is graded: layer_norm handles nearly constant rows, where the place of eps matters, with default and given eps
+ready('layer_norm')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B1_near_constant')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B2 · RMSNorm (5 points)
 #
 # Most recent LLMs (Llama, Mistral, Qwen, Gemma) use RMSNorm instead. It skips the mean
@@ -92,7 +114,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 # Each model sets its own $\epsilon$ (Llama 2 uses $10^{-5}$); the default here is $10^{-6}$, and
 # your function must use whichever `eps` it is given.
 
-# %% md
+# %% [markdown]
 # > **TODO (B2, 5 points, about 2 lines).** Write `rms_norm(x, gamma, eps=1e-6)` for `x` of shape
 # > `(..., d)` and `gamma` of shape `(d,)`, without `F.rms_norm` or `nn.RMSNorm`.
 # >
@@ -100,7 +122,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 # > random `gamma` on inputs with a non-zero mean and leading dims, and rows of tiny magnitude where
 # > `eps` dominates (hidden).
 
-# %% solution id=B2_code
+# %% role="solution" grade_id="B2_code"
 def rms_norm(x, gamma, eps=1e-6):
     """x / sqrt(mean(x^2) + eps) * gamma over the last dim. x: (..., d); gamma: (d,)."""
     ### BEGIN SOLUTION
@@ -108,9 +130,31 @@ def rms_norm(x, gamma, eps=1e-6):
     return gamma * x / torch.sqrt(mean_sq + eps)                        # (..., d)
     ### END SOLUTION
 
-# %% checks B2
+# %% role="check" grade_id="B2_worked_example"
+# B2_worked_example · 1 point · rms_norm([3, 4]) with gamma=1, eps=0 gives [3, 4] / sqrt(12.5)
+check('B2_worked_example')
 
-# %% md
+# %% role="check" grade_id="B2_gain_and_eps_example"
+# B2_gain_and_eps_example · 1 point · rms_norm([3, 4]) with gamma=[2, 0.5] and eps=0, with eps=12.5, and rms_norm([0.001, 0.001]) with the default eps
+check('B2_gain_and_eps_example')
+
+# %% role="check" grade_id="B2_random_gain"
+# B2_random_gain · 1 point · hidden, runs when your notebook is graded: rms_norm matches the reference for random gamma on inputs with a non-zero mean and leading dims
+ready('rms_norm')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B2_random_gain')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B2_tiny_rows"
+# B2_tiny_rows · 2 points · hidden, runs when your notebook is graded: rms_norm on rows of tiny magnitude, where eps dominates, with default and given eps
+ready('rms_norm')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B2_tiny_rows')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B3 · The layer norm backward pass (10 points)
 #
 # Write $r = 1/\sqrt{\sigma^2 + \epsilon}$, so $\hat x = (x - \mu)\,r$ and $y = \gamma \odot \hat x + \beta$.
@@ -135,7 +179,7 @@ def rms_norm(x, gamma, eps=1e-6):
 # its input, so moving the input in those directions cannot change the loss. As a consequence,
 # every row of $\partial L/\partial x$ sums to zero.
 
-# %% md
+# %% [markdown]
 # > **TODO (B3, 10 points, about 9 lines).** Write `layer_norm_backward(grad_out, x, gamma, eps=1e-5)`
 # > returning the tuple `(grad_x, grad_gamma, grad_beta)` from the formulas above, without autograd.
 # > `grad_x` has the shape of `x`, and `grad_gamma`, `grad_beta` have the shape `(d,)` of `gamma`.
@@ -147,7 +191,7 @@ def rms_norm(x, gamma, eps=1e-6):
 # > inputs, `grad_gamma` and `grad_beta` for 1 to 3 leading dims, and nearly constant rows with
 # > `eps=1e-3` (hidden).
 
-# %% solution id=B3_code
+# %% role="solution" grade_id="B3_code"
 def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
     """Gradients of layer_norm(x, gamma, beta, eps) given grad_out = dL/dy.
 
@@ -166,13 +210,43 @@ def layer_norm_backward(grad_out, x, gamma, eps=1e-5):
     return grad_x, grad_gamma, grad_beta
     ### END SOLUTION
 
-# %% checks B3
+# %% role="check" grade_id="B3_shapes_and_sums"
+# B3_shapes_and_sums · 2 points · layer_norm_backward returns three gradients of the right shapes; grad_beta sums grad_out; each row of grad_x sums to 0
+check('B3_shapes_and_sums')
 
-# %% md
+# %% role="check" grade_id="B3_worked_example"
+# B3_worked_example · 2 points · layer_norm_backward on x = [[-1, 0, 1]], gamma = [2, 1, 1], grad_out = [[1, 0, 0]], eps=0: grad_x is [[1, -2, 1]] / sqrt(6), grad_gamma [-sqrt(1.5), 0, 0], grad_beta [1, 0, 0]
+check('B3_worked_example')
+
+# %% role="check" grade_id="B3_grad_x"
+# B3_grad_x · 2 points · hidden, runs when your notebook is graded: grad_x matches autograd through F.layer_norm for random inputs and gamma
+ready('layer_norm_backward')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B3_grad_x')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B3_grad_params"
+# B3_grad_params · 2 points · hidden, runs when your notebook is graded: grad_gamma and grad_beta sum over every leading dim for inputs with 0 to 3 of them
+ready('layer_norm_backward')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B3_grad_params')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B3_near_constant"
+# B3_near_constant · 2 points · hidden, runs when your notebook is graded: the backward pass on nearly constant rows with a given eps
+ready('layer_norm_backward')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B3_near_constant')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # For your own curiosity (not graded), the next cell compares your closed form with what autograd
 # gets by differentiating through PyTorch's layer norm.
 
-# %% code grader=skip
+# %% grader="skip"
 x_demo = 3 * torch.randn(4, 6) + 1                                  # (B, d)
 gamma_demo, beta_demo, grad_demo = torch.randn(6), torch.randn(6), torch.randn(4, 6)
 try:
@@ -185,7 +259,7 @@ else:
     for name, got, leaf in zip(("grad_x", "grad_gamma", "grad_beta"), yours, leaves):
         print(f"{name:10s} largest difference from autograd: {(got - leaf.grad).abs().max().item():.1e}")
 
-# %% md
+# %% [markdown]
 # ## B4 · The position-wise MLP (6 points)
 #
 # Attention mixes information *across* tokens. The MLP then transforms every token *on its own*,
@@ -204,7 +278,7 @@ else:
 # `nn.Linear(d_in, d_out)` stores its weight as `(d_out, d_in)` and computes `x @ W.T + b` on the
 # last dim, so it handles any number of leading dims for you.
 
-# %% md
+# %% [markdown]
 # > **TODO (B4, 6 points, about 10 lines).** Complete `MLP`. In `__init__`, call
 # > `super().__init__()`, then build `self.linear1` ($d \to d_{ff}$) and `self.linear2`
 # > ($d_{ff} \to d$), both with biases, taking `d_ff = 4 * d_model` when `d_ff` is `None`. Accept
@@ -216,7 +290,7 @@ else:
 # > GELU and ReLU (visible); random weights with $d_{ff} \ne 4d$ on batched inputs, exact GELU (hidden);
 # > `activation="relu"` (hidden).
 
-# %% solution id=B4_code
+# %% role="solution" grade_id="B4_code"
 class MLP(nn.Module):
     """linear2(act(linear1(x))) on every token: d_model -> d_ff (default 4 d_model) -> d_model."""
 
@@ -238,9 +312,35 @@ class MLP(nn.Module):
         return self.linear2(self.act(self.linear1(x)))         # (..., d_model)
         ### END SOLUTION
 
-# %% checks B4
+# %% role="check" grade_id="B4_structure_example"
+# B4_structure_example · 1 point · MLP builds linear1 (d -> d_ff) and linear2 (d_ff -> d), with d_ff = 4d by default; on a hand-made example with identity weights it applies exact GELU or ReLU, and with linear2 = -I (ReLU) it gives -relu(x)
+check('B4_structure_example')
 
-# %% md
+# %% role="check" grade_id="B4_gelu"
+# B4_gelu · 3 points · hidden, runs when your notebook is graded: MLP with exact GELU matches the reference with random weights, d_ff other than 4d, batched inputs
+ready('MLP')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B4_gelu')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B4_relu"
+# B4_relu · 1 point · hidden, runs when your notebook is graded: MLP with activation='relu' matches the reference
+ready('MLP')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B4_relu')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B4_unknown_activation"
+# B4_unknown_activation · 1 point · hidden, runs when your notebook is graded: MLP raises ValueError for an activation other than 'gelu' and 'relu'
+ready('MLP')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B4_unknown_activation')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B5 · SwiGLU (7 points)
 #
 # Llama, PaLM and most recent models use a *gated* MLP. One projection, passed through
@@ -255,7 +355,7 @@ class MLP(nn.Module):
 # computes `int(2 * 4 * d / 3)` and rounds it **up** to a multiple of `multiple_of` (256) for
 # efficient hardware use. For $d = 4096$: $10922 \to 11008$.
 
-# %% md
+# %% [markdown]
 # > **TODO (B5, 7 points, about 10 lines).**
 # >
 # > - Complete `SwiGLU(d_model, d_ff)`. In `__init__`, call `super().__init__()` and build bias-free
@@ -268,7 +368,7 @@ class MLP(nn.Module):
 # > (visible); other widths and `multiple_of` values, and the forward pass with random weights on
 # > batched inputs (hidden).
 
-# %% solution id=B5_code
+# %% role="solution" grade_id="B5_code"
 class SwiGLU(nn.Module):
     """w2(silu(w1 x) * w3 x) with bias-free w1 (gate), w3 (up): d_model -> d_ff and w2 (down): d_ff -> d_model."""
 
@@ -294,9 +394,35 @@ def swiglu_hidden_dim(d_model, multiple_of=256):
     return -(-hidden // multiple_of) * multiple_of             # ceil(hidden / multiple_of) * multiple_of
     ### END SOLUTION
 
-# %% checks B5
+# %% role="check" grade_id="B5_structure"
+# B5_structure · 1 point · SwiGLU(8, 16) has bias-free w1, w3 (8 -> 16) and w2 (16 -> 8)
+check('B5_structure')
 
-# %% md
+# %% role="check" grade_id="B5_hidden_dim_example"
+# B5_hidden_dim_example · 1 point · swiglu_hidden_dim(4096) is Llama's 11008 and swiglu_hidden_dim(512) is 1536
+check('B5_hidden_dim_example')
+
+# %% role="check" grade_id="B5_forward_example"
+# B5_forward_example · 1 point · SwiGLU(2, 1) with w1 = [[1, 0]], w3 = [[0, 1]], w2 = [[1], [-1]] on x = [2, 3] gives [h, -h] with h = silu(2) * 3 = 5.284782
+check('B5_forward_example')
+
+# %% role="check" grade_id="B5_hidden_dim_random"
+# B5_hidden_dim_random · 1 point · hidden, runs when your notebook is graded: swiglu_hidden_dim for other widths and multiple_of values, as an int
+ready('swiglu_hidden_dim')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B5_hidden_dim_random')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B5_forward"
+# B5_forward · 3 points · hidden, runs when your notebook is graded: SwiGLU matches w2(silu(w1 x) * w3 x) with random weights on batched inputs
+ready('SwiGLU')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B5_forward')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B6 · The pre-norm block (10 points)
 #
 # The pre-norm block is two residual updates. Each sublayer reads a normalized copy of the stream
@@ -316,7 +442,7 @@ def swiglu_hidden_dim(d_model, multiple_of=256):
 #
 # So B6 (and B7) are about the wiring only.
 
-# %% md
+# %% [markdown]
 # > **TODO (B6, 10 points, 3 lines).** Write `PreNormBlock.forward(x, causal=True)` for `x` of
 # > shape `(B, T, d)`: the two residual updates above, using `self.norm1`, `self.norm2` and the two
 # > helpers. Return a tensor of the same shape. Do not use `nn.TransformerEncoderLayer` or its
@@ -328,7 +454,7 @@ def swiglu_hidden_dim(d_model, multiple_of=256):
 # > `nn.TransformerEncoderLayer(..., norm_first=True)` with the same random weights, mask on and
 # > off, including `d_ff` other than `4 * d_model` (hidden).
 
-# %% solution id=B6_code
+# %% role="solution" grade_id="B6_code"
 class PreNormBlock(nn.Module):
     """x + Attn(LN1(x)), then + MLP(LN2(.)). x: (B, T, d_model)."""
 
@@ -356,9 +482,35 @@ class PreNormBlock(nn.Module):
         return x                                               # (B, T, d)
         ### END SOLUTION
 
-# %% checks B6
+# %% role="check" grade_id="B6_causality"
+# B6_causality · 1 point · PreNormBlock keeps the shape, and its causal flag hides (only) the future
+check('B6_causality')
 
-# %% md
+# %% role="check" grade_id="B6_residual"
+# B6_residual · 1 point · PreNormBlock whose attention and MLP add nothing (zero output weights) returns x itself: the residual path
+check('B6_residual')
+
+# %% role="check" grade_id="B6_mlp_path"
+# B6_mlp_path · 1 point · PreNormBlock whose attention adds nothing (zero out_proj) returns x + mlp(norm2(x))
+check('B6_mlp_path')
+
+# %% role="check" grade_id="B6_causal"
+# B6_causal · 4 points · hidden, runs when your notebook is graded: PreNormBlock matches nn.TransformerEncoderLayer(norm_first=True) with the same random weights, causal
+ready('PreNormBlock')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B6_causal')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B6_bidirectional"
+# B6_bidirectional · 3 points · hidden, runs when your notebook is graded: PreNormBlock matches the torch layer with the mask off
+ready('PreNormBlock')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B6_bidirectional')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B7 · The post-norm block (8 points)
 #
 # The post-norm block normalizes *after* each residual addition:
@@ -369,7 +521,7 @@ class PreNormBlock(nn.Module):
 # `PostNormBlock` inherits `__init__` and the two helpers from `PreNormBlock`, so only `forward`
 # changes.
 
-# %% md
+# %% [markdown]
 # > **TODO (B7, 8 points, 3 lines).** Write `PostNormBlock.forward(x, causal=True)`, the two
 # > post-norm updates above, for `x` of shape `(B, T, d)`.
 # >
@@ -377,7 +529,7 @@ class PreNormBlock(nn.Module):
 # > the block returns `norm2(norm1(x))` (visible); `nn.TransformerEncoderLayer(...,
 # > norm_first=False)` with the same random weights, mask on and off (hidden).
 
-# %% solution id=B7_code
+# %% role="solution" grade_id="B7_code"
 class PostNormBlock(PreNormBlock):
     """LN1(x + Attn(x)), then LN2(. + MLP(.)). x: (B, T, d_model)."""
 
@@ -388,9 +540,35 @@ class PostNormBlock(PreNormBlock):
         return x                                               # (B, T, d)
         ### END SOLUTION
 
-# %% checks B7
+# %% role="check" grade_id="B7_causality"
+# B7_causality · 1 point · PostNormBlock keeps the shape, and its causal flag hides (only) the future
+check('B7_causality')
 
-# %% md
+# %% role="check" grade_id="B7_residual"
+# B7_residual · 1 point · PostNormBlock whose attention and MLP add nothing (zero output weights) returns norm2(norm1(x)): the residual path
+check('B7_residual')
+
+# %% role="check" grade_id="B7_mlp_path"
+# B7_mlp_path · 1 point · PostNormBlock whose attention adds nothing (zero out_proj) returns norm2(h + mlp(h)) with h = norm1(x)
+check('B7_mlp_path')
+
+# %% role="check" grade_id="B7_causal"
+# B7_causal · 3 points · hidden, runs when your notebook is graded: PostNormBlock matches nn.TransformerEncoderLayer(norm_first=False) with the same random weights, causal
+ready('PostNormBlock')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B7_causal')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B7_bidirectional"
+# B7_bidirectional · 2 points · hidden, runs when your notebook is graded: PostNormBlock matches the torch layer with the mask off
+ready('PostNormBlock')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B7_bidirectional')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B8 · Counting the parameters of a whole model (10 points)
 #
 # A decoder-only model is a token table, maybe a learned position table, $N$ blocks, a
@@ -424,7 +602,7 @@ class PostNormBlock(PreNormBlock):
 # positions, LayerNorm, GELU, biases) has **124,439,808** parameters, and Llama 2 7B (untied, no
 # position table, RMSNorm, SwiGLU, no biases) has **6,738,415,616**.
 
-# %% md
+# %% [markdown]
 # > **TODO (B8, 10 points, about 15 lines).** Write `count_parameters(config)`, which returns a dict
 # > with the keys `embeddings`, `attention`, `mlp`, `norms` and `total`, every value a Python `int`.
 # > A small helper such as `linear(n_in, n_out)` (weights plus the bias, if any) keeps it short.
@@ -433,7 +611,7 @@ class PostNormBlock(PreNormBlock):
 # >
 # > **Checked:** GPT-2 small, part by part (visible); Llama 2 7B, and 12 random configs (hidden).
 
-# %% solution id=B8_code
+# %% role="solution" grade_id="B8_code"
 def count_parameters(config):
     """Exact parameter counts of a decoder-only model, by part (see the tables above)."""
     ### BEGIN SOLUTION
@@ -466,9 +644,31 @@ def count_parameters(config):
     return counts
     ### END SOLUTION
 
-# %% checks B8
+# %% role="check" grade_id="B8_gpt2_small"
+# B8_gpt2_small · 3 points · count_parameters on GPT-2 small gives 124,439,808 = 39,383,808 + 28,348,416 + 56,669,184 + 38,400
+check('B8_gpt2_small')
 
-# %% md
+# %% role="check" grade_id="B8_small_configs"
+# B8_small_configs · 2 points · count_parameters on two small configs: an untied RMSNorm/SwiGLU one with biases gives 460, a tied LayerNorm/GELU one without biases gives 180
+check('B8_small_configs')
+
+# %% role="check" grade_id="B8_llama2_7b"
+# B8_llama2_7b · 2 points · hidden, runs when your notebook is graded: count_parameters on Llama 2 7B (RMSNorm, SwiGLU, no biases, untied)
+ready('count_parameters')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B8_llama2_7b')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B8_random_configs"
+# B8_random_configs · 3 points · hidden, runs when your notebook is graded: count_parameters on random configs (every norm, MLP, bias and tying choice) equals a built model's count
+ready('count_parameters')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B8_random_configs')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## B9 · Residual stacks and their gradients (6 points)
 #
 # Stack $L$ sublayers $f_1, \dots, f_L$. A plain stack computes $x \leftarrow f_\ell(x)$ and a
@@ -483,7 +683,7 @@ def count_parameters(config):
 # residual product, multiplied out, always contains the identity term, so some gradient reaches
 # every layer whatever the depth.
 
-# %% md
+# %% [markdown]
 # > **TODO (B9, 6 points, about 6 lines).**
 # >
 # > - `stack_forward(sublayers, x, residual=True)`: apply the functions in `sublayers` to `x` in
@@ -497,7 +697,7 @@ def count_parameters(config):
 # > sublayers on batched inputs, both ways (hidden); `residual_jacobian` against $I + \partial f/\partial x$
 # > for random sublayers (hidden).
 
-# %% solution id=B9_code
+# %% role="solution" grade_id="B9_code"
 def stack_forward(sublayers, x, residual=True):
     """x <- x + f(x) for each f in order if residual, else x <- f(x)."""
     ### BEGIN SOLUTION
@@ -515,9 +715,31 @@ def residual_jacobian(f, x):
     return torch.eye(x.shape[0], dtype=x.dtype) + df_dx       # (d, d)
     ### END SOLUTION
 
-# %% checks B9
+# %% role="check" grade_id="B9_stack_example"
+# B9_stack_example · 1 point · stack_forward on two tanh(x) sublayers from x = [1, -2]: residual and plain; and, plain, a sublayer that ignores its input (tanh([1, 0])) followed by tanh(x)
+check('B9_stack_example')
 
-# %% md
+# %% role="check" grade_id="B9_jacobian_example"
+# B9_jacobian_example · 1 point · residual_jacobian of f(x) = tanh(x W) with W = [[0, 2], [0, 0]] at x = 0 is [[1, 0], [2, 1]]
+check('B9_jacobian_example')
+
+# %% role="check" grade_id="B9_stack"
+# B9_stack · 2 points · hidden, runs when your notebook is graded: stack_forward through 6 random sublayers on batched inputs, both modes
+ready('stack_forward')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B9_stack')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="B9_jacobian"
+# B9_jacobian · 2 points · hidden, runs when your notebook is graded: residual_jacobian(f, x) equals I + df/dx for random sublayers
+ready('residual_jacobian')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'B9_jacobian')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # The next cell uses your `stack_forward` on 32 random layers `tanh(Linear(64, 64))`, built the
 # same way for both modes, and plots the size of the gradient at each layer's input after one
 # backward pass. The loss is `out.sum() / sqrt(64)`, which hands every example a gradient of norm
@@ -525,7 +747,7 @@ def residual_jacobian(f, x):
 # gradient. Layer 1 is the closest to the input, the farthest from the loss. Compare how far the
 # signal falls through the plain stack with the residual one.
 
-# %% code grader=skip
+# %% grader="skip"
 import matplotlib.pyplot as plt
 
 

@@ -1,4 +1,4 @@
-# %% md
+# %% [markdown]
 # # The transformer block: concepts
 #
 # Before you build a block in `build.ipynb`, this notebook goes through the ideas it rests on:
@@ -24,14 +24,14 @@
 #
 # 30 points are graded automatically (C1 to C7) and 4 by hand (C8).
 
-# %% code
+# %%
 import math
 
 import torch
 
 from student_side import check, ready
 
-# %% md
+# %% [markdown]
 # ## C1 · Word order and position vectors (8 points)
 #
 # Self-attention from the last lesson maps the rows of $X \in \mathbb{R}^{T \times d}$ (one row per
@@ -67,7 +67,7 @@ from student_side import check, ready
 # learn the table (GPT-2), or rotate queries and keys by position inside attention (RoPE, in
 # most recent LLMs). We do not cover those here.
 
-# %% md
+# %% [markdown]
 # > **TODO (C1, 8 points, about 15 lines).** In the cell below, write:
 # >
 # > 1. `permutes_with_input(f, X, perm, atol=1e-5)`. `X` has shape `(T, d)` with tokens along dim 0,
@@ -87,7 +87,7 @@ from student_side import check, ready
 # > on `X + positions`, causal attention and a row-wise MLP, all with random weights, and on a
 # > function that only moves rows around (hidden); your two sentences (hidden).
 
-# %% solution id=C1_code
+# %% role="solution" grade_id="C1_code"
 def permutes_with_input(f, X, perm, atol=1e-5):
     """True iff f(X[perm]) equals f(X)[perm] within atol. X: (T, d), perm: (T,) indices."""
     ### BEGIN SOLUTION
@@ -118,13 +118,55 @@ def sinusoidal_positions(n, d):
 q1_sentences = ["dog bites man", "man bites dog"]
 ### END SOLUTION
 
-# %% checks C1
+# %% role="check" grade_id="C1_positions_example"
+# C1_positions_example · 2 points · sinusoidal_positions(4, 8) has shape (4, 8) and matches published values of rows 0, 1 and 3
+check('C1_positions_example')
 
-# %% md
+# %% role="check" grade_id="C1_sentences"
+# C1_sentences · 2 points · hidden, runs when your notebook is graded: q1_sentences holds the two sentences that lose their difference
+ready('q1_sentences')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C1_sentences')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_positions_random"
+# C1_positions_random · 1 point · hidden, runs when your notebook is graded: sinusoidal_positions matches the formula for other lengths and widths, as a float32 table
+ready('sinusoidal_positions')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C1_positions_random')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_odd_width"
+# C1_odd_width · 1 point · hidden, runs when your notebook is graded: sinusoidal_positions raises ValueError for an odd width
+ready('sinusoidal_positions')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C1_odd_width')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_permutes"
+# C1_permutes · 1 point · hidden, runs when your notebook is graded: permutes_with_input gives the right answer for attention with and without positions or a causal mask, for a row-wise MLP, and for a function that only reorders rows
+ready('permutes_with_input')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C1_permutes')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C1_permutes_atol"
+# C1_permutes_atol · 1 point · hidden, runs when your notebook is graded: permutes_with_input compares within the atol it is given and no relative tolerance, on functions that are order-blind up to a small error
+ready('permutes_with_input')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C1_permutes_atol')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # Before running the next cell, predict which of the four functions permute with their input.
 # The cell runs your `permutes_with_input` on them, with weights of its own.
 
-# %% code grader=skip
+# %% grader="skip"
 torch.manual_seed(0)
 T, d = 5, 8
 X = torch.randn(T, d)                                              # (T, d)
@@ -151,7 +193,7 @@ try:
 except NotImplementedError:
     print("Write permutes_with_input and sinusoidal_positions in the C1 cell first, then run this cell again.")
 
-# %% md
+# %% [markdown]
 # ## C2 · The residual path (2 points)
 #
 # No sublayer of a transformer replaces its input. Each one adds its output to it:
@@ -168,22 +210,28 @@ except NotImplementedError:
 # squashing function at every step. That additive path let it learn dependencies over long
 # sequences, where a plain RNN's gradient faded away.
 
-# %% md
+# %% [markdown]
 # > **TODO (C2, 2 points, 1 line).** Set `q2_residual_cousin` to the name of that recurrent
 # > architecture, as a short string (the usual abbreviation is fine). Name one architecture only.
 # >
 # > **Checked (hidden):** that your string names it.
 
-# %% solution id=C2_code
+# %% role="solution" grade_id="C2_code"
 # Your answer, in this form:
 # q2_residual_cousin = "..."  # one short name
 ### BEGIN SOLUTION
 q2_residual_cousin = "LSTM"
 ### END SOLUTION
 
-# %% checks C2
+# %% role="check" grade_id="C2_answer"
+# C2_answer · 2 points · hidden, runs when your notebook is graded: q2_residual_cousin names the earlier architecture with a gradient highway
+ready('q2_residual_cousin')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C2_answer')
+### END HIDDEN TESTS
 
-# %% md
+# %% [markdown]
 # ## C3 · Where the weights are (2 points)
 #
 # A block has two sublayers with weights. **Attention** has four projections, $W_Q, W_K, W_V$ and
@@ -191,23 +239,29 @@ q2_residual_cousin = "LSTM"
 # a hidden width $d_{ff}$ (usually $4d$), and $W_2$ maps it back down. Norms and biases are tiny
 # next to these.
 
-# %% md
+# %% [markdown]
 # > **TODO (C3, 2 points, 1 line).** Which of the two holds most of a block's weights? Set
 # > `q3_most_weights` to `"attention"` or `"MLP"` (just one). C4 lets you check your answer by
 # > counting.
 # >
 # > **Checked (hidden):** your answer.
 
-# %% solution id=C3_code
+# %% role="solution" grade_id="C3_code"
 # Your answer, in this form:
 # q3_most_weights = "..."  # "attention" or "MLP"
 ### BEGIN SOLUTION
 q3_most_weights = "MLP"
 ### END SOLUTION
 
-# %% checks C3
+# %% role="check" grade_id="C3_answer"
+# C3_answer · 2 points · hidden, runs when your notebook is graded: q3_most_weights names the sublayer that holds most of a block's weights
+ready('q3_most_weights')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C3_answer')
+### END HIDDEN TESTS
 
-# %% md
+# %% [markdown]
 # ## C4 · Counting attention and MLP weights (6 points)
 #
 # Ignore the biases (they add only a multiple of $d$). Then:
@@ -222,7 +276,7 @@ q3_most_weights = "MLP"
 # you know the ratio for every width (and the answer to C3). The notes count a block with a
 # narrower MLP as a worked example (section `params`).
 
-# %% md
+# %% [markdown]
 # > **TODO (C4, 6 points, about 5 lines).** Write
 # >
 # > - `attention_weights(d)`, which returns the number of attention weights as an `int`;
@@ -236,7 +290,7 @@ q3_most_weights = "MLP"
 # > is 512. **Checked:** both counts at two small widths (visible); other widths, with and without
 # > `d_ff` (hidden); `q4_ratio` (hidden).
 
-# %% solution id=C4_code
+# %% role="solution" grade_id="C4_code"
 def attention_weights(d):
     """W_Q, W_K, W_V, W_O: four d x d matrices, no biases."""
     ### BEGIN SOLUTION
@@ -259,9 +313,27 @@ def mlp_weights(d, d_ff=None):
 q4_ratio = mlp_weights(8) / attention_weights(8)
 ### END SOLUTION
 
-# %% checks C4
+# %% role="check" grade_id="C4_worked_example"
+# C4_worked_example · 2 points · attention_weights gives 144 for d=6 and 64 for d=4; mlp_weights(6, 10) is 120, mlp_weights(4, 10) 80
+check('C4_worked_example')
 
-# %% md
+# %% role="check" grade_id="C4_counts"
+# C4_counts · 2 points · hidden, runs when your notebook is graded: attention_weights and mlp_weights for other widths, with and without d_ff, as ints
+ready('attention_weights', 'mlp_weights')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C4_counts')
+### END HIDDEN TESTS
+
+# %% role="check" grade_id="C4_ratio"
+# C4_ratio · 2 points · hidden, runs when your notebook is graded: q4_ratio is the ratio of MLP to attention weights
+ready('q4_ratio')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C4_ratio')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## C5 · Layer norm by hand (3 points)
 #
 # Layer norm treats each token vector $u \in \mathbb{R}^d$ on its own. It subtracts the mean of the
@@ -275,23 +347,29 @@ q4_ratio = mlp_weights(8) / attention_weights(8)
 # adds a small $\epsilon$ under the square root and applies a learned gain $\gamma$ and shift $\beta$.
 # You will build that in `build.ipynb` (B1). Here, leave them out.
 
-# %% md
+# %% [markdown]
 # > **TODO (C5, 3 points, 1 line).** Set `q5_layer_norm_u` to the normalized $u = [3, 1]$ (population
 # > standard deviation, no $\epsilon$, no $\gamma$ or $\beta$), as a list of two numbers `[a, b]`.
 # > Work it out by hand. If you compute it with torch instead, `.tolist()` turns a tensor into a list.
 # >
 # > **Checked (hidden):** the two numbers, to within $10^{-4}$.
 
-# %% solution id=C5_code
+# %% role="solution" grade_id="C5_code"
 # Your answer, in this form:
 # q5_layer_norm_u = [..., ...]  # two numbers
 ### BEGIN SOLUTION
 q5_layer_norm_u = [1.0, -1.0]
 ### END SOLUTION
 
-# %% checks C5
+# %% role="check" grade_id="C5_answer"
+# C5_answer · 3 points · hidden, runs when your notebook is graded: q5_layer_norm_u holds the two numbers of the normalized u
+ready('q5_layer_norm_u')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C5_answer')
+### END HIDDEN TESTS
 
-# %% md
+# %% [markdown]
 # ## C6 · Encoder, decoder, decoder-only (5 points)
 #
 # The 2017 transformer was built for translation. An **encoder** reads the whole source sentence,
@@ -308,7 +386,7 @@ q5_layer_norm_u = [1.0, -1.0]
 # one sequence to another. How attention sublayers are named, after where their queries, keys and
 # values come from, is in the notes (section `blocks`).
 
-# %% md
+# %% [markdown]
 # > **TODO (C6, 5 points, 2 lines).**
 # >
 # > - `q6_decoder_sublayers`: a list of three strings, the usual name of each sublayer above,
@@ -318,7 +396,7 @@ q5_layer_norm_u = [1.0, -1.0]
 # > **Checked (hidden):** each string names exactly one distinct sublayer (3 points), and the
 # > sublayer GPT drops (2 points).
 
-# %% solution id=C6_code
+# %% role="solution" grade_id="C6_code"
 # Your answers, in this form:
 # q6_decoder_sublayers = ["...", "...", "..."]  # three short names
 # q6_gpt_drops = "..."  # one short name
@@ -327,9 +405,23 @@ q6_decoder_sublayers = ["masked self-attention", "cross-attention", "feed-forwar
 q6_gpt_drops = "cross-attention"
 ### END SOLUTION
 
-# %% checks C6
+# %% role="check" grade_id="C6_sublayers"
+# C6_sublayers · 3 points · hidden, runs when your notebook is graded: q6_decoder_sublayers names the three sublayers of the 2017 decoder block
+ready('q6_decoder_sublayers')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C6_sublayers')
+### END HIDDEN TESTS
 
-# %% md
+# %% role="check" grade_id="C6_gpt_drops"
+# C6_gpt_drops · 2 points · hidden, runs when your notebook is graded: q6_gpt_drops names the sublayer a GPT block leaves out
+ready('q6_gpt_drops')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C6_gpt_drops')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## C7 · Where the norm goes (4 points)
 #
 # There are two places to put the norm around a sublayer $F$:
@@ -345,14 +437,14 @@ q6_gpt_drops = "cross-attention"
 # stability setting, not a different kind of model. You will build both in B6 and B7. Which models
 # used which placement is in the notes (section `blocks`).
 
-# %% md
+# %% [markdown]
 # > **TODO (C7, 4 points, 2 lines).** Set `q7_2017_paper` to the placement of the original 2017
 # > transformer, and `q7_modern_default` to the one most current LLMs ship. Each is `"pre-norm"`
 # > or `"post-norm"`.
 # >
 # > **Checked (hidden):** both answers, 2 points each.
 
-# %% solution id=C7_code
+# %% role="solution" grade_id="C7_code"
 # Your answers, in this form:
 # q7_2017_paper = "..."  # "pre-norm" or "post-norm"
 # q7_modern_default = "..."  # "pre-norm" or "post-norm"
@@ -361,9 +453,23 @@ q7_2017_paper = "post-norm"
 q7_modern_default = "pre-norm"
 ### END SOLUTION
 
-# %% checks C7
+# %% role="check" grade_id="C7_2017_paper"
+# C7_2017_paper · 2 points · hidden, runs when your notebook is graded: q7_2017_paper names the norm placement of the 2017 paper (by name, label or formula)
+ready('q7_2017_paper')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C7_2017_paper')
+### END HIDDEN TESTS
 
-# %% md
+# %% role="check" grade_id="C7_modern_default"
+# C7_modern_default · 2 points · hidden, runs when your notebook is graded: q7_modern_default names the placement most current LLMs ship
+ready('q7_modern_default')
+### BEGIN HIDDEN TESTS
+from autograder.grader_side.in_kernel import hidden_check
+hidden_check('transformer-block', 'C7_modern_default')
+### END HIDDEN TESTS
+
+# %% [markdown]
 # ## C8 · Why the MLP needs its nonlinearity (4 points, graded by hand)
 #
 # The MLP of a block computes
@@ -372,12 +478,12 @@ q7_modern_default = "pre-norm"
 #
 # with an elementwise nonlinearity $\phi$ such as GELU or ReLU.
 
-# %% md
+# %% [markdown]
 # > **TODO (C8, 4 points, 3 to 6 sentences).** In the cell below, explain what the MLP computes
 # > when $\phi$ is removed (the identity), and what that means for a network that stacks many such
 # > layers. Include one line of algebra. A TA grades this answer. Double-click the cell to edit it.
 
-# %% answer id=C8_answer points=4
+# %% [markdown] role="answer" grade_id="C8_answer" points=4
 # ### BEGIN SOLUTION
 # Without $\phi$ the MLP is $W_2(W_1 x + b_1) + b_2 = (W_2 W_1)\,x + (W_2 b_1 + b_2)$, a single
 # affine map $x \mapsto Wx + b$ with $W = W_2 W_1$ and $b = W_2 b_1 + b_2$. The wide hidden layer
@@ -389,7 +495,7 @@ q7_modern_default = "pre-norm"
 # elementwise $\phi$ between $W_1$ and $W_2$ is what prevents this collapse and makes depth useful.
 # ### END SOLUTION
 
-# %% md id=C8_rubric
+# %% [markdown] grade_id="C8_rubric"
 # *C8 is graded by hand, out of 4 points, by a TA who reads your explanation and your line of
 # algebra.*
 #
