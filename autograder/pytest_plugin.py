@@ -34,7 +34,6 @@ folder may already have loaded. Without those options the plugin does nothing.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -44,6 +43,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.compat import chdir
 from autograder.reports.escape import for_id, for_terminal, for_terminal_lines
 
 KIT_INI = Path(__file__).resolve().with_name("pytest_grading.ini")   # the only configuration pytest reads
@@ -205,7 +205,7 @@ class Grading:
         if shared:
             return json.loads(Path(shared).read_text())
         try:
-            with contextlib.chdir(api.course_root(config.getoption("course"))):   # no child starts in a submission
+            with chdir(api.course_root(config.getoption("course"))):   # no child starts in a submission
                 return _grade(config)
         except api.CourseError as exc:
             raise pytest.UsageError(for_terminal(exc)) from None

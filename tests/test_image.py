@@ -18,11 +18,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
+from autograder.compat import tomllib
 from autograder.grader_side.assignment import REPO, Assignment
 from autograder.tooling.sampleclass import write_submission
 from docker_seccomp import DOCKER_DEFAULT, plan, run_under

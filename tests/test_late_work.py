@@ -10,7 +10,6 @@ import logging
 import shutil
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -19,6 +18,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import AssignLatePenalties
 
 from autograder import api
+from autograder.compat import tomllib
 from autograder.grader_side import late
 from autograder.grader_side.assignment import REPO, Assignment, solved
 from autograder.reports import feedback, report

@@ -28,6 +28,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass
 
+from autograder.compat import python_command
 from autograder.grader_side import routes
 
 SECONDS = 10.0              # wall-clock budget for one notebook
@@ -122,7 +123,7 @@ class _Helper:
     def __init__(self):
         self.known = set()          # the rules_keys this helper has been sent
         self.process = subprocess.Popen(
-            [sys.executable, "-P", "-c", "from autograder.grader_side.analysis import serve; serve()"],
+            python_command(code="from autograder.grader_side.analysis import serve; serve()"),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,
             start_new_session=True)
         assert self.process.stdin is not None and self.process.stdout is not None   # both are pipes (PIPE)

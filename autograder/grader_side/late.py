@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-import tomllib
 from pathlib import Path
 
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Float, TraitError, Unicode, validate
 
+from autograder.compat import tomllib
 from autograder.grader_side.assignment import CourseError
 
 SCHEDULE = Path("course") / "schedule.toml"

@@ -29,6 +29,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from autograder.compat import python_command
 from autograder.grader_side.assignment import REPO, CourseError
 from autograder.grader_side.results import NOT_WRITTEN
 
@@ -70,7 +71,7 @@ class RecorderProcess:
         path = [str(REPO), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(path))
         # -P: the course folder it runs in is not on its import path
-        self._child = subprocess.Popen([sys.executable, "-P", "-m", __name__, str(self.root), self.assignment],
+        self._child = subprocess.Popen([*python_command(module=__name__), str(self.root), self.assignment],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
                                        env=env, cwd=self.root)
         assert self._child.stdin is not None and self._child.stdout is not None

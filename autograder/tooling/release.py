@@ -116,7 +116,7 @@ def nbgrader(*args: str, repo: Path = REPO, check: bool = True) -> subprocess.Co
 
 def schedule(repo: Path = REPO) -> list[dict]:
     """The weeks of ``course/schedule.toml`` that release a problem set, in week order."""
-    import tomllib
+    from autograder.compat import tomllib
 
     path = repo / "course" / "schedule.toml"
     try:
