@@ -9,6 +9,7 @@ its reason in the results), 2 for a usage or setup error.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -256,7 +257,13 @@ def _grade(args) -> int:
 
 def _gradescope_package(args) -> int:
     out = api.gradescope_package(args.assignment, args.out, api.course_root())
-    print(f"wrote {out}: upload it as the autograder of a Gradescope programming assignment")
+    from autograder.tooling.gradescope import TORCH_CPU_INDEX
+
+    torch_index = os.environ.get("COURSE_TORCH_INDEX_URL", TORCH_CPU_INDEX)
+    print(f"wrote {out}: upload it as the autograder of a Gradescope programming assignment, on the Ubuntu 22.04 "
+          "base image; its setup.sh installs torch " + (f"from {torch_index}" if torch_index else
+                                                       "from PyPI (the CUDA build: set COURSE_TORCH_INDEX_URL for "
+                                                       "the CPU one)") + " and prints the time and size it took")
     return 0
 
 

@@ -17,7 +17,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
@@ -27,8 +26,10 @@ import pytest
 from packaging.requirements import Requirement
 
 import week4
+from autograder.compat import tomllib
 from autograder.grader_side.assignment import REPO, Assignment
 from autograder.reports.escape import for_terminal
+from autograder.tooling import gradescope
 from autograder.tooling.sampleclass import write_submission
 from docker_seccomp import run_under
 from hostile_text import HOSTILE, PAYLOAD, assert_clean
@@ -261,10 +262,12 @@ def test_setup_pins_the_environment_as_pyproject_does(package):
     pinned = {Requirement(d).name: Requirement(d) for d in deps}
     assert str(pinned["torch"].specifier) == "==2.13.0"
     assert "0.9.5" in pinned["nbgrader"].specifier and "0.10.0" not in pinned["nbgrader"].specifier
-    pip_line = next(line for line in setup.splitlines() if line.startswith('"${PIP[@]}" ') and "torch" in line)
+    pip_line = next(line for line in setup.splitlines() if line.startswith('"${PIP[@]}" ') and "nbgrader" in line)
     assert shlex.split(pip_line)[1:] == deps          # every pin, exactly as pyproject.toml writes it
     assert '-e "$SOURCE"' in setup and 'chmod -R go-rwx "$SOURCE"' in setup
-    assert "://" not in setup                         # no index is named unless COURSE_EXTRA_INDEX_URL says so
+    # no index is named but torch's CPU build's, unless COURSE_EXTRA_INDEX_URL or COURSE_TORCH_INDEX_URL says so
+    torch_index = f'TORCH_INDEX_URL="${{COURSE_TORCH_INDEX_URL-{gradescope.TORCH_CPU_INDEX}}}"'
+    assert setup.count("://") == 1 and torch_index in setup
 
 
 def test_an_extra_index_is_whatever_the_environment_names(course_folder, tmp_path):
@@ -274,7 +277,7 @@ def test_an_extra_index_is_whatever_the_environment_names(course_folder, tmp_pat
                     "--out", str(out)],
                    cwd=course_folder, env=env, check=True, capture_output=True, timeout=300)
     setup = zipfile.ZipFile(out).read("setup.sh").decode()
-    assert 'EXTRA_INDEX_URL="${COURSE_EXTRA_INDEX_URL:-file:///srv/wheels}"' in setup
+    assert 'EXTRA_INDEX_URL="${COURSE_EXTRA_INDEX_URL-file:///srv/wheels}"' in setup
 
 
 @pytest.mark.parametrize("script", ["setup.sh", "run_autograder"])
@@ -355,6 +358,21 @@ def test_a_broken_autograder_still_leaves_a_results_json(package, tmp_path):
     doc = run_autograder(package, tmp_path / "root", {"report.pdf": b"%PDF"}, python=tmp_path / "no-python")
     assert doc["score"] == 0 and doc["tests"] == []
     assert "the autograder failed before grading" in doc["output"]
+
+
+def test_a_grader_killed_for_memory_still_leaves_a_results_json_saying_so(package, tmp_path):
+    """run_autograder is the supervisor: the grader runs as the out-of-memory killer's first choice
+    (1000), the supervisor as it was, and a grader killed by signal 9 is reported as the memory limit."""
+    seen = tmp_path / "oom_score_adj"
+    killed = tmp_path / "killed-python"
+    killed.write_text(f"#!/bin/bash\necho \"$(cat /proc/$$/oom_score_adj) $(cat /proc/$PPID/oom_score_adj)\" > {seen}\n"
+                      "kill -9 $$\n")
+    killed.chmod(0o755)
+    doc = run_autograder(package, tmp_path / "root", {"report.pdf": b"%PDF"}, python=killed)
+    grader, supervisor = map(int, seen.read_text().split())
+    assert grader == 1000 and supervisor < 1000
+    assert doc["score"] == 0 and doc["tests"] == []
+    assert doc["output"].startswith("the grader was killed (signal 9), most likely by the container's memory limit")
 
 
 def test_a_notebook_over_the_size_limit_is_refused_without_being_read(package, tmp_path):

@@ -10,6 +10,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 import shutil
 import signal
 import socket
@@ -24,7 +25,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, NoReturn
 
-from . import acl, frames, lifecycle, view
+from . import acl, frames, lifecycle, memory, view
 
 log = logging.getLogger("autograder.grader_side.sandbox")
 
@@ -277,9 +278,11 @@ class Sandbox:
             "and whatever is created in those during the run); the kit's packages come from a copy")
 
     def _launch(self, bwrap: str | None) -> None:
+        from autograder.compat import python_command  # here: this package also runs as the sessions' own
+
         parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         logpath = os.path.join(self._home, "zygote.log")
-        zygote = [sys.executable, "-s", "-P", "-m", f"{view.RUNTIME}.zygote", str(child_end.fileno())]
+        zygote = [*python_command(module=f"{view.RUNTIME}.zygote", flags=("-s",)), str(child_end.fileno())]
         if bwrap:
             if self._view is None:      # computed once: a restart shows the same view
                 self._view = view.bwrap_args(self.packages, self.hide, self.keep, privileged=os.geteuid() == 0)
@@ -328,6 +331,41 @@ class Sandbox:
             raise SandboxError(f"the sandbox could not start: {reply['error']}")
         self.isolation = {**reply["isolation"], **seen}
         self.zygote_pid = reply["pid"]
+        self._fit_memory(parent_end, reply["pid"])
+
+    def _fit_memory(self, ctl: socket.socket, zygote: int) -> None:
+        """Sessions' memory within the memory limit of the container the grader runs in, if any
+        (memory.py): the zygote is told the lower ``memory_mb``; a container too small for any
+        notebook stops the start with what to give it."""
+        found = memory.container()
+        if found is None:
+            return
+        limit, held = found
+        anonymous = memory.anonymous(zygote)
+        configured = self.limits.memory_mb
+        fitted = memory.fit(configured, limit, held, anonymous)
+        floor = self.limits.scratch_mb + 2 * self.limits.shm_mb + 64
+        if fitted < floor:
+            self._stop_zygote()
+            raise SandboxError(
+                f"the container's memory limit ({limit >> 20} MiB) leaves a notebook {fitted} MiB once the grader "
+                f"and its warm process ({held >> 20} MiB) are counted, and a notebook needs {floor} MiB: give the "
+                f"container at least {memory.needed(held, anonymous, floor)} MiB")
+        if fitted < configured:
+            try:
+                ctl.send(json.dumps({"op": "memory", "memory_mb": fitted}).encode())
+                answer = json.loads(ctl.recv(1 << 16) or b'{"error": "it exited"}')
+            except (OSError, ValueError) as exc:
+                answer = {"error": str(exc)}
+            if "error" in answer:
+                self._stop_zygote()
+                raise SandboxError(f"the zygote did not take the container's memory limit ({answer['error']})")
+            budget = lifecycle.session_budget({**asdict(self.limits), "memory_mb": fitted}) >> 20
+            self.isolation["rlimits"] = re.sub(r"AS=zygote\+\d+ MiB", f"AS=zygote+{budget} MiB",
+                                               self.isolation.get("rlimits", ""))
+        self.isolation["memory"] = (f"the container's limit, {limit >> 20} MiB: a notebook may use {fitted} MiB "
+                                    f"(configured {configured}); the grader and its warm process held {held >> 20} "
+                                    f"MiB, {anonymous >> 20} MiB of it the warm process's own")
 
     @staticmethod
     def _log_tail(path: str) -> str:

@@ -10,6 +10,8 @@ JSON object; file descriptors travel alongside with SCM_RIGHTS.
     zygote -> grader   {"pid": P, "pid1": G, "fds": [...]} + fds | {"error": "..."}
     grader -> zygote   {"op": "status", "pid": P}
     zygote -> grader   {"status": "exit 3" | "signal 9" | "running" | "unknown"}
+    grader -> zygote   {"op": "memory", "memory_mb": M}     (less than configured: memory.py)
+    zygote -> grader   {"ok": true} | {"error": "..."}
 
 When the grader's end closes, the zygote kills every session it started
 and exits.  The zygote never runs student code itself.
@@ -385,6 +387,13 @@ class Zygote:
             _send(self.ctl, {"status": self.status(req.get("pid"))})
         elif op == "ping":
             _send(self.ctl, {"ok": True})
+        elif op == "memory":   # the container's limit leaves sessions less than configured (memory.py)
+            mb = req.get("memory_mb")
+            if type(mb) is not int or not 0 < mb <= self.ctx.limits["memory_mb"]:
+                _send(self.ctl, {"error": "memory_mb must be a positive integer no larger than configured"})
+            else:
+                self.ctx.limits["memory_mb"] = mb
+                _send(self.ctl, {"ok": True})
         else:
             _send(self.ctl, {"error": f"unknown op {op!r}"})
 
