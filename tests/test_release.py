@@ -9,7 +9,9 @@ import pytest
 
 import week4 as checks
 from autograder import api
+from autograder.grader_side import problem_set
 from autograder.grader_side.assignment import REPO
+from autograder.tooling import classroom
 from autograder.tooling.release import ship_runtime
 
 NOTEBOOKS = ("concepts", "build")
@@ -36,7 +38,8 @@ def test_committed_release_is_what_course_release_makes(course):
 
 
 def test_every_other_release_file_is_a_verbatim_copy_of_its_source():
-    """Besides the notebooks, students get exactly the files of the repository: nothing generated.
+    """Besides the notebooks, students get exactly the files of the repository, and GitHub Classroom's
+    workflow, written from the set's checks.
     ``student_side/`` is the set's visible checks (its own folder) next to the course's runtime
     (``autograder/student_side``), which ships whole; no file is both (``course release`` leaves a
     git-ignored copy of the runtime in the source folder, so its notebooks run in place: that copy
@@ -47,6 +50,8 @@ def test_every_other_release_file_is_a_verbatim_copy_of_its_source():
     assert "student_side/checks/norms.py" in others
     shipped_runtime = {f"student_side/{p.relative_to(runtime).as_posix()}" for p in runtime.rglob("*.py")}
     assert shipped_runtime <= others.keys(), sorted(shipped_runtime - others.keys())
+    workflow = others.pop(classroom.WORKFLOW.as_posix())   # GitHub Classroom's, written from the set's checks
+    assert workflow == classroom.workflow(problem_set.load(source)).encode()
     for name, data in others.items():
         if name in shipped_runtime:
             origin = runtime / name.removeprefix("student_side/")

@@ -17,7 +17,7 @@ from traitlets import Bool
 
 from autograder.grader_side import late, problem_set
 from autograder.grader_side.assignment import REPO, Assignment, CourseError
-from autograder.tooling import authoring
+from autograder.tooling import authoring, classroom
 
 RUNTIME = Path(__file__).resolve().parents[1] / "student_side"   # autograder/student_side
 
@@ -26,7 +26,8 @@ class ShipRuntime(Preprocessor):
     """nbgrader's ``generate_assignment`` step that puts the course's runtime (``autograder/student_side``:
     ``check``/``ready``, the value codec, the request server and the checks' toolkit) into the
     release's ``student_side/``, next to the set's own visible checks, which nbgrader copies from
-    ``solutions/<set>/student_side/checks/``. It changes no notebook."""
+    ``solutions/<set>/student_side/checks/``, and GitHub Classroom's workflow into its
+    ``.github/workflows/`` (``tooling/classroom.py``). It changes no notebook."""
 
     enabled = Bool(True)
 
@@ -35,8 +36,10 @@ class ShipRuntime(Preprocessor):
         info = resources.get("nbgrader", {})
         if converter is not None and hasattr(converter, "_format_dest"):
             release_dir = Path(converter._format_dest(info["assignment"], info["student"]))
+            source_dir = Path(converter._format_source(info["assignment"], info["student"]))
             ship_runtime(release_dir)
-            ship_built_files(Path(converter._format_source(info["assignment"], info["student"])), release_dir)
+            ship_built_files(source_dir, release_dir)
+            classroom.ship(source_dir, release_dir)   # GitHub Classroom's workflow: the visible checks only
         return nb, resources
 
 
