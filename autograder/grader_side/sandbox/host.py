@@ -31,8 +31,7 @@ log = logging.getLogger("autograder.grader_side.sandbox")
 
 _CONTROL_TIMEOUT = 15.0     # seconds to wait for the zygote to answer one control message
 _STATUS_WAIT = 1.0          # seconds to wait for a dead child's exit status
-_MAX_SLOT = 4000
-# A slot is a session's uid (BASE_UID + slot) when the grader is root. Each Sandbox holds the slots
+# A slot is a session's uid (lifecycle.slot_uid) when the grader is root. Each Sandbox holds the slots
 # its sessions use by a locked file each, machine-wide, so two graders on one machine never give
 # their sessions one uid: without namespaces, a session's end kills every process of its uid.
 SLOT_LOCKS = Path("/run/course-autograde") if os.geteuid() == 0 else \
@@ -43,7 +42,7 @@ def claim_slot() -> tuple[int, IO]:
     """A slot no other Sandbox on this machine holds, and the open locked file that holds it (the
     lock goes with the file, or with the process)."""
     SLOT_LOCKS.mkdir(mode=0o700, parents=True, exist_ok=True)
-    for slot in range(_MAX_SLOT):
+    for slot in range(lifecycle.SLOTS):
         f = open(SLOT_LOCKS / str(slot), "a")
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -438,12 +437,12 @@ class Sandbox:
         """
         if not isinstance(cells, (list, tuple)) or not all(isinstance(c, str) for c in cells):
             raise TypeError("cells must be a list of strings (the code cells' sources)")
-        if type(slot) is not int or not 0 <= slot < _MAX_SLOT:
-            raise ValueError(f"slot must be an integer in [0, {_MAX_SLOT})")
+        if type(slot) is not int or not 0 <= slot < lifecycle.SLOTS:
+            raise ValueError(f"slot must be an integer in [0, {lifecycle.SLOTS})")
         slot = self._physical(slot)
         if self._denial is not None:
             with self._lock:
-                self._uids.add(lifecycle.BASE_UID + slot)
+                self._uids.add(lifecycle.slot_uid(slot))
         reply, fds = self._ask({"op": "open", "slot": slot}, want_fds=True, restart=True)
         deadline = time.monotonic() + self.limits.timeout     # a zygote restart is not the student's time
         names = reply.get("fds") or []
@@ -469,7 +468,7 @@ class Sandbox:
         """The uid the sessions of ``slot`` run as: a dedicated one held by this Sandbox alone on
         the machine when the grader is root, else the grader's own."""
         if self.isolation.get("uid", "").startswith("dedicated"):
-            return lifecycle.BASE_UID + self._physical(slot)
+            return lifecycle.slot_uid(self._physical(slot))
         return os.getuid()
 
     @property

@@ -35,6 +35,7 @@ import time
 from . import cells, syscalls, view
 
 BASE_UID = 61000
+SLOTS = 4000                   # slots 0..3999: session uids BASE_UID..BASE_UID + 3999 (host.claim_slot)
 _SWEEPS = 200                  # rounds of kill(-1) before a uid's processes are given up on
 _exit = os._exit
 
@@ -48,12 +49,20 @@ class Refused(SetupError):
     back to something weaker)."""
 
 
+def slot_uid(slot: int) -> int:
+    """The uid of the sessions of machine-wide ``slot`` (one a Sandbox holds: host.claim_slot), and,
+    numbered the same, the group of a weak Sandbox whose first slot it is (``weak_group``)."""
+    if type(slot) is not int or not 0 <= slot < SLOTS:
+        raise ValueError(f"slot must be an integer in [0, {SLOTS})")
+    return BASE_UID + slot
+
+
 def weak_group(first_slot: int) -> int:
     """Without namespaces, the one group of every session of a Sandbox: the gid numbered as the uid
     of its first slot, which it holds machine-wide for its whole life (host.claim_slot). Every file
     the run hides is denied to this group before any session starts (acl.py); two graders on one
     machine never share it, so one giving its ACLs back leaves the other's in force."""
-    return BASE_UID + first_slot
+    return slot_uid(first_slot)
 
 
 def session_gid(uid: int, ctx: "Context") -> int:
@@ -190,7 +199,7 @@ def isolate(ctx: Context, plan: dict, slot: int, probe: bool, workdir: str | Non
     """Shut G in; in probe mode also decide the plan.  Returns facts for the probe report."""
     info: dict = {"problems": []}
     lim = ctx.limits
-    uid = BASE_UID + slot
+    uid = slot_uid(slot)
     root = os.geteuid() == 0
     if probe:
         plan.update(namespaces=ctx.namespaces, dedicated=root, ipc_limits=ctx.namespaces,
@@ -220,7 +229,7 @@ def isolate(ctx: Context, plan: dict, slot: int, probe: bool, workdir: str | Non
             syscalls.drop_uid(uid, gid)
         except OSError as e:
             raise Refused(f"switching to uid {uid}, which runs student code, failed ({e}): give the grader's "
-                          f"container uids {BASE_UID}-{BASE_UID + 3999} (its user namespace's uid map), or grade "
+                          f"container uids {BASE_UID}-{BASE_UID + SLOTS - 1} (its user namespace's uid map), or grade "
                           "where namespaces are allowed; the grader never runs student code as root") from None
     try:
         syscalls.drop_capabilities()

@@ -173,7 +173,7 @@ class Zygote:
         r, w = os.pipe()
         pr, pw = os.pipe() if probe else (-1, -1)
         workdir = None
-        uid = lifecycle.BASE_UID + slot
+        uid = lifecycle.slot_uid(slot)
         if not probe and self._uid_sweeps():
             self.uids.add(uid)
             if not self.end_uid(uid):
@@ -374,8 +374,8 @@ class Zygote:
             return
         if op == "open":
             slot = req.get("slot")
-            if type(slot) is not int or not 0 <= slot < 4000:
-                _send(self.ctl, {"error": "slot must be an integer in [0, 4000)"})
+            if type(slot) is not int or not 0 <= slot < lifecycle.SLOTS:
+                _send(self.ctl, {"error": f"slot must be an integer in [0, {lifecycle.SLOTS})"})
                 return
             reply, fds, sock, _ = self.spawn(slot)
             try:
