@@ -1,8 +1,9 @@
 """What the ``course`` command does, as functions (the command line only parses arguments).
 
-- ``release`` (and ``scheduled``, ``make_course``): build the source notebooks and generate the
-  student release with nbgrader
-- ``course_root``: the course folder a command works on (the one it is run in)
+- ``release`` (and ``make_course``): build the source notebooks and generate the student release
+  with nbgrader
+- ``course_root``: the course folder a command works on (the one it is run in: ``course.Course``);
+  ``problem_sets``, ``schedule``, ``scheduled``: what that folder holds
 - ``autograde``: grade a folder of submissions in sandboxed children, in parallel, and (with
   ``gradebook=True``) record them in nbgrader's gradebook and autograded/; ``write_csv``
 - ``grade`` (``grade_one``: with the isolation it ran under): grade one submission; ``gradescope``:
@@ -19,15 +20,16 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from autograder.course import Course, CourseError
 from autograder.grader_side import pipeline
-from autograder.grader_side.assignment import REPO, Assignment, CourseError, names
+from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.pipeline import grade_safely
 from autograder.grader_side.recorder_process import RecorderProcess
 from autograder.grader_side.sandbox import PRELOAD, grading_sandbox
 from autograder.reports.exports import gradescope, write_csv, write_json
 
 if TYPE_CHECKING:    # at run time from tooling.release on first use (module __getattr__ below)
-    from autograder.tooling.release import make_course, nbgrader, release, schedule, scheduled
+    from autograder.tooling.release import make_course, nbgrader, release
 
 __all__ = ["CourseError", "autograde", "autograded_folder", "compare_nbgrader", "course_root", "find_submissions",
            "grade", "grade_one", "gradescope", "gradescope_package", "make_course", "nbgrader", "problem_sets",
@@ -36,7 +38,17 @@ __all__ = ["CourseError", "autograde", "autograded_folder", "compare_nbgrader", 
 
 def problem_sets(repo: Path = REPO) -> list[str]:
     """The problem sets of the course in ``repo`` (the folders of ``solutions/``)."""
-    return names(repo)
+    return Course(repo).problem_sets()
+
+
+def schedule(repo: Path = REPO) -> list[dict]:
+    """The weeks of the course's ``course/schedule.toml`` that release a problem set, in week order."""
+    return Course(repo).schedule()
+
+
+def scheduled(week: int, repo: Path = REPO) -> str:
+    """The problem set the course's schedule releases in ``week``."""
+    return Course(repo).scheduled(week)
 
 
 # ---- the course folder ---------------------------------------------------------------------------
@@ -44,23 +56,16 @@ def problem_sets(repo: Path = REPO) -> list[str]:
 def course_root(folder: Path | None = None) -> Path:
     """The course folder ``course`` works on: like nbgrader, the one it is run in (``folder``, default
     the current directory), which holds the course's ``nbgrader_config.py``."""
-    root = Path(folder or os.getcwd()).resolve()
-    if not (root / "nbgrader_config.py").is_file():
-        raise CourseError(f"{root} is not a course folder (no nbgrader_config.py): run `course` in the course folder")
-    return root
+    return Course.here(folder).root
 
 
 def submitted_folder(root: Path) -> Path:
     """nbgrader's submitted/ of the course at ``root``, as its configuration names it."""
-    from autograder.grader_side.gradebook import Course
-
     return Course(root).folder("submitted")
 
 
 def autograded_folder(root: Path) -> Path:
     """nbgrader's autograded/ of the course at ``root``, as its configuration names it."""
-    from autograder.grader_side.gradebook import Course
-
     return Course(root).folder("autograded")
 
 
@@ -180,7 +185,8 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
 
 
 def _recorder(root: Path, assignment: str):
-    from autograder.grader_side.gradebook import Course, Recorder
+    from autograder.course import Course
+    from autograder.grader_side.gradebook import Recorder
 
     return Recorder(Course(root), assignment)
 
@@ -247,7 +253,7 @@ def compare_nbgrader(results: dict, gradebook: Path) -> dict[str, list[str]]:
 
 # Releasing and nbgrader's commands, from ``tooling.release``: loaded on first use, since it imports
 # nbgrader and nbconvert (most of a second), which grading one submission never needs.
-_RELEASE = ("make_course", "nbgrader", "release", "schedule", "scheduled")
+_RELEASE = ("make_course", "nbgrader", "release")
 
 
 def __getattr__(name: str):

@@ -167,17 +167,19 @@ def main(argv=None) -> int:
 
 
 def _release(args) -> int:
+    root = api.course_root()   # the schedule, the sets and the release all of this course folder
     if args.week is not None and args.assignment:
         raise api.CourseError("give an assignment or --week, not both")
     if args.week is None and not args.assignment:
-        raise api.CourseError(f"name the problem set to release ({', '.join(api.problem_sets())}) or give --week N")
-    assignment = api.scheduled(args.week) if args.week is not None else args.assignment
+        raise api.CourseError(f"name the problem set to release ({', '.join(api.problem_sets(root))}) or give "
+                              "--week N")
+    assignment = api.scheduled(args.week, root) if args.week is not None else args.assignment
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        files = api.release(assignment, api.course_root())
+        files = api.release(assignment, root)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    print(f"released {assignment}: {len(files)} files in {api.course_root() / 'assignments' / assignment}")
+    print(f"released {assignment}: {len(files)} files in {root / 'assignments' / assignment}")
     return 0
 
 

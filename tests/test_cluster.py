@@ -200,7 +200,7 @@ def test_a_worker_killed_mid_run_loses_no_student(course, tls_course, submission
 def test_the_run_stops_when_no_worker_is_left(tls_course, submissions, dask_cluster, monkeypatch):
     """Last, as it kills every worker: with none left (and none joining), the run stops with the
     reason instead of waiting for ever."""
-    from autograder.grader_side.assignment import CourseError
+    from autograder.course import CourseError
 
     monkeypatch.setattr(cluster, "WORKERS_TIMEOUT", 5.0)
 

@@ -60,3 +60,18 @@ def test_the_command_line_releases_by_week():
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "release", "--week", "9"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "week 9 releases no problem set" in done.stderr
+
+
+def test_the_week_is_read_from_the_schedule_of_the_course_folder_it_runs_in(repo):
+    """A course whose schedule moves week 4's set to week 7: `course release --week 7` in that folder
+    releases it into that folder (before, the week was looked up in the kit's own schedule)."""
+    schedule = repo / "course" / "schedule.toml"
+    schedule.write_text(schedule.read_text().replace("week = 4", "week = 7"))
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "release", "--week", "7"], cwd=repo,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "released transformer-block: " in done.stdout and str(repo / "assignments") in done.stdout
+    assert (repo / "assignments" / "transformer-block" / "build.ipynb").is_file()
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "release", "--week", "4"], cwd=repo,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "week 4 releases no problem set" in done.stderr

@@ -10,10 +10,11 @@ import pytest
 from nbgrader.api import Gradebook
 
 from autograder import api
-from autograder.grader_side.assignment import REPO, Assignment, names
+from autograder.course import problem_sets
+from autograder.grader_side.assignment import REPO, Assignment
 from autograder.tooling.sampleclass import write_submission
 
-SETS = names(REPO)
+SETS = problem_sets(REPO)
 pytestmark = pytest.mark.slow
 
 
@@ -94,7 +95,7 @@ def test_a_set_names_the_notes_it_ships(made):
 def test_loading_holds_a_set_to_its_contract(tmp_path):
     import shutil
 
-    from autograder.grader_side.assignment import CourseError
+    from autograder.course import CourseError
 
     shutil.copytree(REPO / "tests" / "toy", tmp_path / "solutions" / "toy")
     init = tmp_path / "solutions" / "toy" / "grading" / "__init__.py"

@@ -4,13 +4,14 @@ both, every correct variant keeps full marks in both, and every check is failed 
 catalogued wrong answer (so no check is one that cannot fail). For every set of the course."""
 import pytest
 
-from autograder.grader_side.assignment import REPO, names
+from autograder.course import problem_sets
+from autograder.grader_side.assignment import REPO
 from autograder.tooling import mutants
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(scope="module", params=names(REPO))
+@pytest.fixture(scope="module", params=problem_sets(REPO))
 def report(request):
     return mutants.run(request.param)
 

@@ -118,7 +118,8 @@ def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(grade
     import nbformat
     from nbgrader.api import Gradebook
 
-    from autograder.grader_side.gradebook import Course, Recorder
+    from autograder.course import Course
+    from autograder.grader_side.gradebook import Recorder
 
     root, results = graded
     result = copy.deepcopy(results["students"]["ref"])
@@ -310,7 +311,8 @@ def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorde
 
     from nbgrader.api import Gradebook
 
-    from autograder.grader_side.gradebook import Course, Recorder
+    from autograder.course import Course
+    from autograder.grader_side.gradebook import Recorder
 
     _, results = graded
     root = clone_course(course, tmp_path / "course")

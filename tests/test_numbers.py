@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from autograder.course import problem_sets
 from autograder.grader_side import problem_set
-from autograder.grader_side.assignment import REPO, names
+from autograder.grader_side.assignment import REPO
 from autograder.student_side import numbers
 from autograder.student_side.checks import NeedsReview, as_number
 from autograder.student_side.notebook import ready
@@ -150,7 +151,7 @@ def test_shown():
 def _windows() -> dict:
     """answer variable -> Window, from the reference of every concept of every set that has windows."""
     found = {}
-    for name in names(REPO):
+    for name in problem_sets(REPO):
         ps = problem_set.load(REPO / "solutions" / name)
         for concept in ps.concepts:
             found.update(getattr(ps.reference(concept), "WINDOWS", {}))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autograder import api
-from autograder.grader_side.assignment import CourseError
+from autograder.course import CourseError
 from autograder.grader_side.misconceptions import edits
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results

@@ -15,15 +15,16 @@ from dataclasses import dataclass
 
 import pytest
 
+from autograder.course import problem_sets
 from autograder.grader_side import routes
-from autograder.grader_side.assignment import REPO, Assignment, names
+from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.in_kernel import hidden_check as run_check
 from autograder.grader_side.misconceptions import edits
 from autograder.student_side.student import CheckFailed
 from autograder.tooling.sampleclass import notebook as submitted_notebook
 from autograder.tooling.sampleclass import trusted_namespace
 
-SETS = names(REPO)
+SETS = problem_sets(REPO)
 
 # The share of a question's points hidden checks may take from an entry that passes its visible checks.
 SHARE = 0.25

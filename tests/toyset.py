@@ -22,9 +22,9 @@ def toy_course(root: Path) -> Assignment:
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 
-    from autograder.grader_side.gradebook import _alembic_on_path
+    from autograder.course import alembic_on_path
 
-    _alembic_on_path()
+    alembic_on_path()
     config = Config()
     config.CourseDirectory.root = str(root)
     config.merge(PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config())

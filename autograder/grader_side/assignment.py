@@ -16,13 +16,10 @@ from pathlib import Path
 
 import nbformat
 
+from autograder.course import CourseError, problem_sets
 from autograder.grader_side import problem_set
 
 REPO = Path(__file__).resolve().parents[2]   # the checkout: autograder/grader_side/assignment.py
-
-
-class CourseError(RuntimeError):
-    """A usage or set-up error (not a submission's fault); the message says what to do."""
 
 
 @dataclass(frozen=True)
@@ -53,7 +50,7 @@ class Assignment:
     def set(self) -> problem_set.ProblemSet:
         """The set's contract, checks and catalogue, loaded from ``source_dir``."""
         if not self.source_dir.is_dir():
-            sets = ", ".join(names(self.repo)) or "none"
+            sets = ", ".join(problem_sets(self.repo)) or "none"
             raise CourseError(f"no problem set {self.name!r} in {self.repo / 'solutions'} (sets there: {sets})")
         try:
             return problem_set.load(self.source_dir)
@@ -110,12 +107,6 @@ class Assignment:
     @cached_property
     def max_score(self) -> float:
         return float(sum(q.points for q in self.questions.values() if not q.manual))
-
-
-def names(repo: Path = REPO) -> list[str]:
-    """The problem sets in ``repo``: the folders of ``solutions/`` with a ``grading/`` package."""
-    root = repo / "solutions"
-    return sorted(p.name for p in root.iterdir() if (p / "grading" / "__init__.py").is_file()) if root.is_dir() else []
 
 
 def _source_cell(cell: dict) -> SourceCell:

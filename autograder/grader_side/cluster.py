@@ -65,7 +65,7 @@ def security(scheduler: str, root: Path, insecure: bool = False):
     (a usage error) unless ``insecure``."""
     from distributed.comm.addressing import parse_address
 
-    from autograder.grader_side.assignment import CourseError
+    from autograder.course import CourseError
 
     try:
         scheme, _ = parse_address(scheduler)
@@ -80,7 +80,7 @@ def security(scheduler: str, root: Path, insecure: bool = False):
                           "see docs/scaling.md), or add --insecure-cluster on a private network")
     from distributed.security import Security
 
-    from autograder.grader_side.gradebook import Course
+    from autograder.course import Course
 
     settings = CourseAutograde(config=Course(root).config)
     files = {}
@@ -233,7 +233,7 @@ def autograde(a, students: dict[str, Path], scheduler: str, timeout: float, prel
     recorder)."""
     from distributed import Client
 
-    from autograder.grader_side.assignment import CourseError
+    from autograder.course import CourseError
 
     try:
         client = Client(scheduler, timeout=CONNECT_TIMEOUT, security=security)
@@ -261,7 +261,7 @@ def _quietly(call, default):
 
 def _some_worker(client, scheduler: str, why: str) -> None:
     """Return once the cluster has a worker; CourseError(``why``) after WORKERS_TIMEOUT without one."""
-    from autograder.grader_side.assignment import CourseError
+    from autograder.course import CourseError
 
     try:
         client.wait_for_workers(1, timeout=WORKERS_TIMEOUT)
@@ -281,7 +281,7 @@ def _register(client, grader: Grader, name: str, scheduler: str) -> dict[str, di
     A worker that fails to set it up (its sandbox cannot start) stops the run with the reason."""
     from distributed.comm import CommClosedError
 
-    from autograder.grader_side.assignment import CourseError
+    from autograder.course import CourseError
 
     try:
         client.register_plugin(grader, name=name)
@@ -312,7 +312,7 @@ def _run(client, a, students: dict[str, Path], name: str, scheduler: str, progre
     worker's tasks are re-run by the scheduler; with no worker left for WORKERS_TIMEOUT, CourseError."""
     from distributed import as_completed
 
-    from autograder.grader_side.assignment import CourseError
+    from autograder.course import CourseError
 
     threads = sum(_quietly(client.nthreads, {}).values())
     results: dict[str, dict] = {}

@@ -22,10 +22,8 @@ rolled back and written again.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import shutil
-import sys
 import warnings
 from pathlib import Path
 
@@ -40,13 +38,13 @@ from nbgrader.api import (
     SubmittedNotebook,
     new_uuid,
 )
-from nbgrader.apps.baseapp import NbGrader
 from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput
 from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError, SAWarning
 
+from autograder.course import Course, CourseError, alembic_on_path
 from autograder.grader_side import nbgrader_execute, submitted
-from autograder.grader_side.assignment import Assignment, CourseError
+from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.lent_gradebook import Source, lent
 from autograder.grader_side.nbgrader_execute import MarkForReview, SaveAutoGrades, write_outcomes
 from autograder.grader_side.pipeline import Outcome
@@ -58,42 +56,6 @@ from autograder.student_side.checks import quoted
 SANITIZE = tuple(nbgrader_execute.SANITIZE)
 RECORD = (IgnorePattern, LimitOutput, SaveAutoGrades, MarkForReview, AssignLatePenalties)
 RETRIES = 5
-
-
-def _alembic_on_path() -> None:
-    """nbgrader stamps a new gradebook by running the ``alembic`` command: the one next to this Python."""
-    here = os.path.dirname(sys.executable)
-    if here not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = os.pathsep.join([here, os.environ.get("PATH", "")])
-
-
-class Course:
-    """An nbgrader course folder, configured by its ``nbgrader_config.py`` as nbgrader reads it."""
-
-    def __init__(self, root: Path):
-        _alembic_on_path()
-        self.root = Path(root).resolve()
-        if not (self.root / "nbgrader_config.py").is_file():
-            raise CourseError(f"no nbgrader_config.py in {self.root}: run `course` in the course folder")
-        cwd = os.getcwd()
-        try:
-            os.chdir(self.root)   # nbgrader also reads the configuration of the folder it runs in
-            app = NbGrader()
-            app.initialize([], root=str(self.root))
-        finally:
-            os.chdir(cwd)
-        self.app, self.config, self.coursedir = app, app.config, app.coursedir
-
-    @property
-    def db_url(self) -> str:
-        url, prefix = self.coursedir.db_url, "sqlite:///"
-        if url.startswith(prefix) and not os.path.isabs(url[len(prefix):]):
-            return prefix + str(self.root / url[len(prefix):])   # relative to the course folder
-        return url
-
-    def folder(self, kind: str, student: str = ".", assignment: str = ".") -> Path:
-        """nbgrader's ``<kind>_directory`` (submitted, autograded...) for a student and assignment."""
-        return Path(self.coursedir.format_path(getattr(self.coursedir, f"{kind}_directory"), student, assignment))
 
 
 class Recorder:
@@ -329,7 +291,7 @@ _LOCK_KEY = 0x636F75727365   # "course": one advisory lock shared by every grade
 def _opened(db_url: str, course_id: str) -> Gradebook:
     """nbgrader's Gradebook; on PostgreSQL, opened under an advisory lock (opening creates the
     tables of an empty database, which two graders must not do at once)."""
-    _alembic_on_path()
+    alembic_on_path()
     if not db_url.startswith("postgresql"):
         return Gradebook(db_url, course_id)
     from sqlalchemy import create_engine, text

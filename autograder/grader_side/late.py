@@ -26,7 +26,7 @@ from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Float, TraitError, Unicode, validate
 
 from autograder.compat import tomllib
-from autograder.grader_side.assignment import CourseError
+from autograder.course import CourseError
 
 SCHEDULE = Path("course") / "schedule.toml"
 EXTENSIONS = "extensions.toml"
@@ -84,7 +84,7 @@ def record_due_date(assignment: str, root: Path, schedule_repo: Path | None = No
         return None
     from nbgrader.api import Gradebook
 
-    from autograder.grader_side.gradebook import Course
+    from autograder.course import Course
 
     course = Course(Path(root))
     with Gradebook(course.db_url, course.coursedir.course_id) as gb:

@@ -30,7 +30,8 @@ import threading
 from pathlib import Path
 
 from autograder.compat import python_command
-from autograder.grader_side.assignment import REPO, CourseError
+from autograder.course import CourseError
+from autograder.grader_side.assignment import REPO
 from autograder.grader_side.results import NOT_WRITTEN
 
 _LENGTH = struct.Struct("<Q")
@@ -146,7 +147,8 @@ class RecorderProcess:
 
 def main(argv: list[str]) -> int:
     """The child: record each student read from stdin, reply on stdout."""
-    from autograder.grader_side.gradebook import Course, Recorder
+    from autograder.course import Course
+    from autograder.grader_side.gradebook import Recorder
 
     root, assignment = Path(argv[0]), argv[1]
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")

@@ -33,7 +33,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import CsvExportPlugin, ExportPlugin
 
-from autograder.grader_side.assignment import CourseError
+from autograder.course import CourseError
 from autograder.reports.escape import for_csv, for_id
 
 LMS = ("canvas", "moodle", "csv")
@@ -170,7 +170,7 @@ def plain(table: Table, per_question: bool = False) -> list[list]:
 
 def export(root: Path, assignment: str, lms: str, out: Path, per_question: bool = False) -> Written:
     """``course export``: the gradebook of the course at ``root``, for ``assignment``, written for ``lms``."""
-    from autograder.grader_side.gradebook import Course
+    from autograder.course import Course
 
     db_url = Course(root).db_url
     if db_url.startswith("sqlite:///") and not Path(db_url[len("sqlite:///"):]).is_file():

@@ -50,7 +50,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.compat import tomllib
-from autograder.grader_side.assignment import REPO, Assignment, CourseError
+from autograder.course import CourseError
+from autograder.grader_side.assignment import REPO, Assignment
 from autograder.reports.escape import for_terminal
 from autograder.reports.exports import describe_isolation
 

@@ -15,8 +15,9 @@ from pathlib import Path
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
+from autograder.course import CourseError
 from autograder.grader_side import late, problem_set
-from autograder.grader_side.assignment import REPO, Assignment, CourseError
+from autograder.grader_side.assignment import REPO, Assignment
 from autograder.tooling import authoring, classroom
 
 RUNTIME = Path(__file__).resolve().parents[1] / "student_side"   # autograder/student_side
@@ -115,29 +116,6 @@ def nbgrader(*args: str, repo: Path = REPO, check: bool = True) -> subprocess.Co
     if check and done.returncode != 0:
         raise CourseError(f"nbgrader {args[0]} failed:\n{done.stderr.strip()[-2000:]}")
     return done
-
-
-def schedule(repo: Path = REPO) -> list[dict]:
-    """The weeks of ``course/schedule.toml`` that release a problem set, in week order."""
-    from autograder.compat import tomllib
-
-    path = repo / "course" / "schedule.toml"
-    try:
-        weeks = tomllib.loads(path.read_text()).get("weeks", [])
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise CourseError(f"cannot read the schedule {path}: {exc}") from None
-    return sorted(weeks, key=lambda e: e.get("week", 0))
-
-
-def scheduled(week: int, repo: Path = REPO) -> str:
-    """The assignment ``course/schedule.toml`` releases in ``week``."""
-    path = repo / "course" / "schedule.toml"
-    weeks = schedule(repo)
-    for entry in weeks:
-        if entry.get("week") == week:
-            return entry["assignment"]
-    listed = ", ".join(str(e.get("week")) for e in weeks) or "none"
-    raise CourseError(f"week {week} releases no problem set (weeks in {path.name}: {listed})")
 
 
 def make_course(root: Path, assignment: str, repo: Path = REPO) -> Assignment:

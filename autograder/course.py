@@ -1,0 +1,117 @@
+"""The course folder as one object: the folder ``course`` and nbgrader work in.
+
+A course folder holds its ``nbgrader_config.py``, its problem sets (``solutions/<set>/``), their
+releases (``assignments/<set>/``), its schedule (``course/schedule.toml``) and nbgrader's folders
+for student work (``submitted/``, ``autograded/``, ``feedback/``), named by its configuration.
+Every command reads all of these from the one course folder it runs in (:meth:`Course.here`),
+never from the kit's checkout: the kit's own ``REPO`` is only where its runtime is shipped from.
+
+nbgrader's view of the folder (its configuration, as ``nbgrader`` itself reads it) is loaded the
+first time it is needed: finding the folder and its schedule imports nothing of nbgrader.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from functools import cached_property
+from pathlib import Path
+
+
+class CourseError(RuntimeError):
+    """A usage or set-up error (not a submission's fault); the message says what to do."""
+
+
+class Course:
+    """A course folder (``root``), configured by its ``nbgrader_config.py`` as nbgrader reads it."""
+
+    def __init__(self, root: Path):
+        self.root = Path(root).resolve()
+        if not (self.root / "nbgrader_config.py").is_file():
+            raise CourseError(f"{self.root} is not a course folder (no nbgrader_config.py): run `course` in the "
+                              "course folder")
+
+    @classmethod
+    def here(cls, folder: Path | None = None) -> Course:
+        """The course folder a command works on: like nbgrader, the one it runs in (``folder``, default
+        the current directory)."""
+        return cls(Path(folder or os.getcwd()))
+
+    # ---- what the folder holds ----------------------------------------------------------------
+
+    def problem_sets(self) -> list[str]:
+        """The problem sets: the folders of ``solutions/`` with a ``grading/`` package."""
+        return problem_sets(self.root)
+
+    def schedule(self) -> list[dict]:
+        """The weeks of ``course/schedule.toml`` that release a problem set, in week order."""
+        from autograder.compat import tomllib
+
+        path = self.root / "course" / "schedule.toml"
+        try:
+            weeks = tomllib.loads(path.read_text()).get("weeks", [])
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise CourseError(f"cannot read the schedule {path}: {exc}") from None
+        return sorted(weeks, key=lambda e: e.get("week", 0))
+
+    def scheduled(self, week: int) -> str:
+        """The problem set the schedule releases in ``week``."""
+        weeks = self.schedule()
+        for entry in weeks:
+            if entry.get("week") == week:
+                return entry["assignment"]
+        listed = ", ".join(str(e.get("week")) for e in weeks) or "none"
+        raise CourseError(f"week {week} releases no problem set (weeks in schedule.toml: {listed})")
+
+    # ---- nbgrader's view of it ----------------------------------------------------------------
+
+    @cached_property
+    def nbgrader(self):
+        """nbgrader's application configured by this folder's ``nbgrader_config.py`` (read in the
+        folder, as nbgrader reads it)."""
+        from nbgrader.apps.baseapp import NbGrader
+
+        alembic_on_path()
+        cwd = os.getcwd()
+        try:
+            os.chdir(self.root)
+            app = NbGrader()
+            app.initialize([], root=str(self.root))
+        finally:
+            os.chdir(cwd)
+        return app
+
+    @property
+    def config(self):
+        return self.nbgrader.config
+
+    @property
+    def coursedir(self):
+        return self.nbgrader.coursedir
+
+    @property
+    def db_url(self) -> str:
+        """The gradebook's URL, a relative sqlite path taken from the course folder."""
+        url, prefix = self.coursedir.db_url, "sqlite:///"
+        if url.startswith(prefix) and not os.path.isabs(url[len(prefix):]):
+            return prefix + str(self.root / url[len(prefix):])
+        return url
+
+    def folder(self, kind: str, student: str = ".", assignment: str = ".") -> Path:
+        """nbgrader's ``<kind>_directory`` (submitted, autograded...) for a student and assignment."""
+        return Path(self.coursedir.format_path(getattr(self.coursedir, f"{kind}_directory"), student, assignment))
+
+
+
+def alembic_on_path() -> None:
+    """nbgrader stamps a new gradebook by running the ``alembic`` command: the one next to this Python."""
+    here = os.path.dirname(sys.executable)
+    if here not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = os.pathsep.join([here, os.environ.get("PATH", "")])
+
+
+def problem_sets(root: Path) -> list[str]:
+    """The problem sets of the folder ``root`` (a course folder or not): the folders of its
+    ``solutions/`` with a ``grading/`` package."""
+    folder = Path(root) / "solutions"
+    return sorted(p.name for p in folder.iterdir() if (p / "grading" / "__init__.py").is_file()) \
+        if folder.is_dir() else []
