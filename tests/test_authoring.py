@@ -95,7 +95,7 @@ T2 = '# %% role="solution" grade_id="T2_code"'
     ('# %% role="solution"', 'a solution cell needs grade_id="..."'),
     ('# %% [markdown] role="answer" grade_id="x"', "an answer cell needs points=<number>"),
     ('# %% role="answer" grade_id="x" points=1', "role='answer' goes on '# %% [markdown]'"),
-    ('# %% role="checks" question="T9"', "with one of the set's questions"),
+    ('# %% role="checks" question="T9"', "question='T9' is not one of the set's questions (T1, T2;"),
 ])
 def test_a_marker_the_kit_does_not_read_is_an_error_naming_its_line(line, why):
     text = TOY_TEXT.replace(T2, f"{line}\nx = 1\n\n{T2}")
@@ -149,3 +149,27 @@ def test_a_check_cell_the_set_does_not_have_or_a_question_in_two_places_is_an_er
                           or "solution" in part)
     with pytest.raises(AuthoringError, match="no check cells place T2_small, T2_reference"):
         _build(TOY / "answers.pct.py", missing)
+
+
+def test_two_cells_with_one_grade_id_is_an_error_naming_both_lines():
+    """nbgrader refuses such a notebook at release, and removes the whole release folder."""
+    text = TOY_TEXT.replace('grade_id="T2_code"', 'grade_id="T1_code"')
+    lines = text.splitlines()
+    first, second = (i + 1 for i, line in enumerate(lines) if 'grade_id="T1_code"' in line)
+    with pytest.raises(AuthoringError, match=rf"answers:{second}: grade_id 'T1_code' is already the id of the cell "
+                                             rf"at line {first}"):
+        _build(TOY / "answers.pct.py", text)
+
+
+def test_what_jupyter_saves_is_kept_as_written(tmp_path, recwarn):
+    """A Jupytext header (Jupyter writes one when it saves a paired file) and options in another order
+    are the author's: building neither rewrites the file nor warns."""
+    folder = _toy(tmp_path)
+    header = "# ---\n# jupyter:\n#   kernelspec:\n#     display_name: Python 3\n#     name: python3\n# ---\n\n"
+    text = header + TOY_TEXT.replace('# %% role="solution" grade_id="T2_code"',
+                                     '# %% grade_id="T2_code" role="solution"')
+    (folder / "answers.pct.py").write_text(text)
+    authoring.build(folder)
+    assert (folder / "answers.pct.py").read_text() == text
+    assert not [w for w in recwarn if "rewritten" in str(w.message)]
+    assert json.loads((folder / "answers.ipynb").read_text()) == _json(_build(TOY / "answers.pct.py"))

@@ -119,8 +119,9 @@ def parse(text: str, origin: str = "<notebook>", questions=None) -> list[tuple[s
             kind = _kind(bool(match.group(1)), opts, where)
             if kind == "checks" and (not isinstance(opts.get("question"), str) or
                                      (questions is not None and opts["question"] not in questions)):
-                raise AuthoringError(f"{where}: write '# %% role=\"checks\" question=\"<question id>\"' with one of "
-                                     f"the set's questions")
+                raise AuthoringError(f"{where}: question={opts.get('question')!r} is not one of the set's questions "
+                                     f"({', '.join(questions or [])}; grading/__init__.py lists them): write "
+                                     "'# %% role=\"checks\" question=\"<question id>\"'")
             if kind in ("solution", "answer", "check") and not isinstance(opts.get("grade_id"), str):
                 raise AuthoringError(f"{where}: a {kind} cell needs grade_id=\"...\"")
             if kind == "answer" and not isinstance(opts.get("points"), (int, float)):
@@ -156,13 +157,19 @@ def write(cells: list[tuple[str, dict, str]]) -> str:
 
 def sync(text: str, name: str, ps: problem_set.ProblemSet) -> str:
     """``text`` with each question's check cells written from the set's checks: a run of check cells
-    (or a ``role="checks"`` placeholder) becomes one cell per check of its question, visible first."""
-    out: list[tuple[str, dict, str]] = []
+    (or a ``role="checks"`` placeholder) becomes one cell per check of its question, visible first.
+    Everything else (a Jupytext header, every other cell, its options' order) is kept as written."""
+    cells = parse(text, name, ps.questions)
+    lines = text.splitlines(keepends=True)
+    starts = [opts["line"] - 1 for _, opts, _ in cells] + [len(lines)]
+    pieces = ["".join(lines[:starts[0]])] if cells else [text]
     placed: dict[str, int] = {}   # question -> line of its run
     by_id = {c.id: c for c in ps.checks}
-    for kind, opts, body in parse(text, name, ps.questions):
+    run = None                    # the question whose run of check cells is being read
+    for i, (kind, opts, _) in enumerate(cells):
         if kind not in ("check", "checks"):
-            out.append((kind, opts, body))
+            pieces.append(("\n" if run else "") + "".join(lines[starts[i]:starts[i + 1]]))
+            run = None
             continue
         if kind == "checks":
             question = opts["question"]
@@ -171,15 +178,16 @@ def sync(text: str, name: str, ps: problem_set.ProblemSet) -> str:
         else:
             raise AuthoringError(f"{name}:{opts['line']}: {opts['grade_id']!r} is not a check of the set: remove the "
                                  "cell, or write the check in the set's grading/ first")
-        last = out[-1] if out else None
-        if last and last[0] == "check" and by_id[last[1]["grade_id"]].question == question:
+        if question == run:
             continue   # the rest of this question's run: written already
         if question in placed:
             raise AuthoringError(f"{name}:{opts['line']}: the check cells of {question} stand in two places "
                                  f"(the first at line {placed[question]}); keep one run")
         placed[question] = opts["line"]
-        out.extend(("check", {"grade_id": c.id}, check_cell(c, ps)) for c in question_checks(ps, question))
-    return write(out)
+        written = write([("check", {"grade_id": c.id}, check_cell(c, ps)) for c in question_checks(ps, question)])
+        pieces.append(("\n" if run else "") + written)   # a blank line between two runs, as between cells
+        run = question
+    return "".join(pieces)
 
 
 def _meta(grade_id: str, *, grade=False, solution=False, locked=False, points=None) -> dict:
@@ -214,6 +222,7 @@ def build_notebook(text: str, name: str, ps: problem_set.ProblemSet) -> nbformat
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": KERNELSPEC, "language_info": {"name": "python"}})
     counter = 0   # a given cell's default id counts the cells above it, a question's checks as one
     question = None
+    lines: dict[str, int] = {}   # grade_id -> the line of its cell's marker
     by_id = {c.id: c for c in ps.checks}
     for kind, opts, body in parse(sync(text, name, ps), name, ps.questions):
         asked = by_id[opts["grade_id"]].question if kind == "check" else None
@@ -235,6 +244,10 @@ def build_notebook(text: str, name: str, ps: problem_set.ProblemSet) -> nbformat
         else:
             cell = nbformat.v4.new_code_cell(body, metadata=_meta(gid, grade=True, locked=True,
                                                                   points=by_id[gid].points))
+        if gid in lines:   # nbgrader would refuse the notebook at release, and remove the release
+            raise AuthoringError(f"{name}:{opts['line']}: grade_id {gid!r} is already the id of the cell at line "
+                                 f"{lines[gid]}: give each cell its own")
+        lines[gid] = opts["line"]
         cell.id = gid.replace("_", "-")
         nb.cells.append(cell)
     _expect_every_check_placed(nb, name, ps)

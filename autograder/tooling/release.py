@@ -100,12 +100,20 @@ def release(assignment: str, repo: Path = REPO) -> list[Path]:
     if _uncommitted(a.source_dir, repo):
         warnings.warn(f"{a.source_dir.relative_to(repo)} has uncommitted edits: the release will not match "
                       "what is committed; commit them with the release", stacklevel=2)
-    authoring.build(a.source_dir)
+    _build_notebooks(a.source_dir)
     build_files(a.source_dir)    # into the set's folder: the source notebooks use them in place, nbgrader copies them
     ship_runtime(a.source_dir)   # so the source notebooks run (and `nbgrader validate` them) in place
     nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=repo)
     late.record_due_date(assignment, repo)   # course/schedule.toml's due date into the gradebook
     return sorted(p for p in a.release_dir.rglob("*") if p.is_file())
+
+
+def _build_notebooks(source_dir: Path) -> None:
+    """The set's source notebooks from their text form; a malformed one is a CourseError naming the line."""
+    try:
+        authoring.build(source_dir)
+    except authoring.AuthoringError as exc:
+        raise CourseError(f"{source_dir.name}: {exc}") from None
 
 
 def nbgrader(*args: str, repo: Path = REPO, check: bool = True) -> subprocess.CompletedProcess:
@@ -126,7 +134,7 @@ def make_course(root: Path, assignment: str, repo: Path = REPO) -> Assignment:
                     ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
     shutil.copy(repo / "nbgrader_config.py", root)
     a = Assignment(assignment, root)
-    authoring.build(a.source_dir)
+    _build_notebooks(a.source_dir)
     build_files(a.source_dir)
     nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=root)
     late.record_due_date(assignment, root, schedule_repo=repo)   # the schedule's due date, as `course release`
