@@ -149,3 +149,22 @@ def test_a_notebook_at_every_cap_is_read(root):
     nb["cells"].append({"cell_type": "code", "metadata": {}, "source": "", "outputs": [{}] * submitted.MAX_OUTPUTS})
     (root / "honest" / A / "build.ipynb").write_text(json.dumps(nb))
     assert json.loads(submitted.notebook(root / "honest", A, "build")) == nb
+
+
+def test_a_missing_notebook_names_the_notebooks_that_are_there(root):
+    """The usual cause is the student's own file under another name: the reason says which names it
+    found (control characters escaped), never through a link."""
+    folder = root / "renamed"
+    (folder / A).mkdir(parents=True)
+    (folder / "Build.ipynb").write_text("{}")
+    (folder / A / "concepts (1).ipynb").write_text("{}")
+    (folder / "b\x1b[2J.ipynb").write_text("{}")
+    with pytest.raises(submitted.Missing) as missing:
+        submitted.notebook(folder, A, "build")
+    assert str(missing.value) == ("build.ipynb is missing from the submission (it holds Build.ipynb, b\\x1b[2J.ipynb, "
+                                  "concepts (1).ipynb: a notebook is graded only under the release's name)")
+    linked = root / "linked"
+    linked.mkdir()
+    os.symlink(folder / A, linked / A)
+    with pytest.raises(submitted.Refused, match="inside a link"):
+        submitted.notebook(linked, A, "build", nbgrader_only=True)

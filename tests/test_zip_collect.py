@@ -199,7 +199,8 @@ def uploads(course, tmp_path_factory):
             info = tarfile.TarInfo(name)
             info.size = len(data)
             t.addfile(info, io.BytesIO(data))
-    _zip(archive / "many_upload.zip", [(f"notes{i}.txt", b"x") for i in range(6)] + [("build.ipynb", b"{}")])
+    _zip(archive / "many_upload.zip", [(f".git/objects/{i:03d}", b"x") for i in range(150)]   # not counted
+         + [(f"n{i}.ipynb", b"{}") for i in range(6)] + [("build.ipynb", b"{}")])
     _zip(archive / "dave_upload.zip", [("build.ipynb", nb("build", "dave")),
                                        ("concepts.ipynb", nb("concepts", "dave"))])
     for who in ("erin", "zoe"):
@@ -237,13 +238,14 @@ def test_each_upload_has_its_own_cap_and_the_class_after_a_bomb_is_collected(upl
         assert b"answer of " + who.encode() in (submitted / who / ASSIGNMENT / "build.ipynb").read_bytes(), who
     assert b"answer of dave" in (submitted / "dave" / ASSIGNMENT / "concepts.ipynb").read_bytes()
     # the bomb's members name students of their own (b00...): none of them is created
-    assert sorted(p.name for p in submitted.iterdir()) == ["alice", "carol", "dave", "erin", "mallory", "tina", "zoe"]
+    assert sorted(p.name for p in submitted.iterdir()) == ["alice", "carol", "dave", "erin", "mallory", "many", "tina",
+                                                            "zoe"]   # many: the five notebooks within its cap
     (line,) = _skipped(done, "bomb_upload/b01_build.ipynb:", "gives student 'b01'", "upload of student 'bomb'")
     (line,) = _skipped(done, "bomb_upload.zip: b02_build.ipynb and the 57 members after it",
                        "the upload reached its cap of 400000 bytes")
     (line,) = _skipped(done, "tina_upload.tar.gz: zeros.ipynb and every member after it",
                        "more than the cap of 400000 bytes per upload")
-    (line,) = _skipped(done, "many_upload.zip: notes5.txt and the member after it",
+    (line,) = _skipped(done, "many_upload.zip: n5.ipynb and the member after it",
                        "the upload reached its cap of 5 members")
     assert not _skipped(done, "total cap")
     assert not (submitted / "many" / ASSIGNMENT / "build.ipynb").exists()
@@ -272,6 +274,10 @@ def canvas(course, tmp_path_factory):
                    ("smithjane_4021_88310_concepts.ipynb", nb("concepts", "mallory"))])
     bomb = io.BytesIO()
     _zip(bomb, [(f"b{i:02d}.ipynb", b" " * 190_000) for i in range(60)])
+    folder_zip = io.BytesIO()
+    _zip(folder_zip, [("hw4/build.ipynb", nb("build", "foldery")), ("hw4/concepts.ipynb", nb("concepts", "foldery")),
+                      ("__MACOSX/hw4/._build.ipynb", b"\0\5\26\7"), ("hw4/.git/config", b"[core]")]
+         + [(f"hw4/.git/objects/{i:03d}", b"x") for i in range(150)])
     _zip(archive / "submissions.zip", [
         ("smithjane_4021_88310_build.ipynb", nb("build", "jsmith")),
         ("smithjane_4021_88310_concepts.ipynb", nb("concepts", "jsmith")),
@@ -281,6 +287,10 @@ def canvas(course, tmp_path_factory):
         ("bigbig_4025_88314_build.ipynb", b" " * 3 * UPLOAD_FILE),
         ("../../evilevil_4026_88315_build.ipynb", nb("build", "evil")),
         ("notes_4027_88316_hello.txt", b"not a notebook"),
+        ("foldery_4033_88323_hw4.zip", folder_zip.getvalue()),      # macOS's "Compress" of a folder
+        ("caps_4041_88331_Build.ipynb", nb("build", "caps")),       # renamed by the student or a download
+        ("caps_4041_88331_concepts (1).ipynb", nb("concepts", "caps")),
+        ("corrupt_4042_88332_upload.zip", b"PK\x03\x04 not a zip"),
     ])
     done = api.nbgrader("zip_collect", ASSIGNMENT, "--force",
                         "--collector=autograder.grader_side.collect.CanvasCollector", repo=root, check=False)
@@ -292,7 +302,8 @@ def test_canvas_download_in_archive_collects_everyone_in_it_by_their_ids(canvas)
     assert done.returncode == 0, done.stderr[-3000:]
     submitted = root / "submitted"
     # 4024's zip (the bomb) gives its first members to 4024 alone, under the names it gave them
-    assert sorted(p.name for p in submitted.iterdir()) == ["4022", "4023", "4024", "jsmith"], done.stderr[-3000:]
+    assert sorted(p.name for p in submitted.iterdir()) == ["4022", "4023", "4024", "4033", "4041", "jsmith"], \
+        done.stderr[-3000:]
     jsmith = submitted / "jsmith" / ASSIGNMENT
     assert sorted(p.name for p in jsmith.iterdir()) == ["build.ipynb", "concepts.ipynb"]
     assert b"answer of jsmith" in (jsmith / "concepts.ipynb").read_bytes()   # not mallory's copy
@@ -320,3 +331,29 @@ def test_canvas_download_still_skips_a_bomb_a_climb_and_a_classmates_file(canvas
     assert sum(p.stat().st_size for p in extracted.rglob("zedzed*/*")) <= 400_000
     assert not [p for p in root.parent.rglob("*") if "evil" in p.name]
     assert not (root / "submitted" / "4025").exists() and not (root / "submitted" / "4027").exists()
+
+
+def test_an_honest_upload_is_collected_whatever_its_folders_or_copy_numbers(canvas):
+    """A zipped folder (its notebooks one folder down, macOS's notes, a repository's .git beside
+    them) and notebooks renamed Build.ipynb or "concepts (1).ipynb": collected under the release's
+    names, each renaming in a warning."""
+    root, done = canvas
+    for sid, who in (("4033", "foldery"), ("4041", "caps")):
+        folder = root / "submitted" / sid / ASSIGNMENT
+        assert sorted(p.name for p in folder.iterdir()) == ["build.ipynb", "concepts.ipynb"], sid
+        assert f"answer of {who}".encode() in (folder / "build.ipynb").read_bytes()
+    assert [line for line in done.stderr.splitlines() if "as concepts.ipynb of student 4041" in line]
+    assert not _skipped(done, "foldery")   # the folder's .git and macOS's notes left out quietly
+
+
+def test_who_gets_nothing_collected_is_named_and_canvas_ids_reach_the_gradebook(canvas):
+    root, done = canvas
+    (line,) = [line for line in done.stderr.splitlines() if "Nothing was collected for" in line]
+    assert "1 student(s)" in line and "4042 (submissions.zip: corrupt_4042_88332_upload.zip)" in line
+    (line,) = [line for line in done.stderr.splitlines() if "matched no student's lms_user_id" in line]
+    assert "4022, 4023, 4024, 4033, 4041" in line
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        ids = {st.id: st.lms_user_id for st in gb.students}
+    assert ids["4022"] == "4022" and ids["jsmith"] == "4021"

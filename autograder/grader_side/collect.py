@@ -19,10 +19,12 @@ trusted. :class:`CourseExtractor` unpacks ``downloaded/<assignment>/archive/`` i
   there), or one named in ``lms_archives``. A student's archive inside it (Canvas keeps an uploaded
   zip whole) is opened as that student's upload, with its caps, and removed;
 - a member with an absolute path or a ``..`` in it (``/`` and ``\\`` both count as separators), a
-  member inside a folder of the archive (a ``/`` in an uploaded name would otherwise give the file
-  to whoever the part after it names; ``member_folders`` allows them for a ``named_regexp`` that
+  member of the LMS's download inside a folder (a ``/`` in an uploaded name would otherwise give the
+  file to whoever the part after it names; ``member_folders`` allows them for a ``named_regexp`` that
   reads the folder), a link, a device, an archive inside a student's archive, a name with a control
-  character: each is skipped;
+  character: each is skipped. A student's own archive is theirs folders and all: a member in a
+  folder is taken by its file name, and what is neither a notebook nor an archive, or inside a
+  hidden or ``__MACOSX`` folder, is left out quietly without counting against the upload's caps;
 - only zip and tar archives (``ExtractorPlugin.zip_ext`` says which names are archives); a plain
   file is copied under the caps per file and in all, never through a link.
 
@@ -32,15 +34,18 @@ that came out of an archive is the student's whom the archive's own name gives, 
 alice's): a member named only ``build.ipynb`` is that student's build notebook (LMSs wrap an upload
 this way), and one whose own name gives another student is skipped; a member never displaces a file
 the student uploaded directly, which wins over a copy of the same notebook inside an archive. A
-member of the LMS's download goes by its own name. :class:`CanvasCollector` reads Canvas's names. The collector then
+member of the LMS's download goes by its own name. A notebook named as the release names it but for
+its case or a copy's number (``Build.ipynb``, ``build-1.ipynb``, ``build (1).ipynb``) is collected
+under the release's name. :class:`CanvasCollector` reads Canvas's names. The collector then
 refuses a student id that is empty, ``.`` or ``..``, hidden (a leading ``.``), holds ``/``, ``\\``, a
 control character or one of ``[ ] * ?`` (nbgrader's own commands read those as patterns), or does
 not fit a folder name; a notebook name that is absolute or holds ``..``; a time that does not
 parse; a second file for the same notebook of the same student when neither has a time (nbgrader
 would stop the whole collection there).
 
-Everything skipped gets one warning naming the file and why, and a summary at the end; the rest
-of the class is collected. Nothing skipped stops the collection.
+Everything skipped gets one warning naming the file and why, and a summary at the end, then one
+naming each student whose upload gave nothing collected; the rest of the class is collected.
+Nothing skipped stops the collection.
 """
 from __future__ import annotations
 
@@ -126,8 +131,8 @@ def _rejected_list(app) -> list:
             start()
             _summary(app)
             collector = getattr(app, "collector_plugin_inst", None)
-            if isinstance(collector, CanvasCollector):
-                collector.flag_late()
+            if isinstance(collector, CourseCollector):
+                collector.after_transfer()
         app.process_extracted_files = process_extracted_files
     return app._course_rejected
 
@@ -146,6 +151,15 @@ class _Full(Exception):
     def __init__(self, why: str):
         super().__init__(why)
         self.why = why
+
+
+def _uploads(app) -> list:
+    """(label, student id or None) of every student's upload extracted in this run, kept on the app."""
+    if app is None:
+        return []
+    if not hasattr(app, "_course_uploads"):
+        app._course_uploads = []
+    return app._course_uploads
 
 
 def _origins(app) -> dict:
@@ -216,6 +230,21 @@ class CourseExtractor(ExtractorPlugin):
 
     # ---- one file of archive/ ------------------------------------------------------------------
 
+    def _ignored(self, name: str) -> bool:
+        """Whether a member of a student's own upload is left out quietly, without counting against
+        its caps: no notebook (the collector's ``valid_ext``) or archive, or inside a hidden or
+        ``__MACOSX`` folder (a zipped repository's ``.git``, macOS's notes). Only what could be a
+        submission counts, so a large upload cannot crowd its notebooks out of the member cap."""
+        if self.upload is None or self.upload.lms:
+            return False
+        parts, why = member_parts(name)
+        if why or not parts:
+            return False   # skipped with its reason
+        collector = getattr(self.parent, "collector_plugin_inst", None)
+        wanted = [*getattr(collector, "valid_ext", [".ipynb"]), *self.zip_ext]
+        return (any(p.startswith(".") or p == "__MACOSX" for p in parts[:-1]) or parts[-1].startswith("._")
+                or os.path.splitext(parts[-1])[1] not in wanted)
+
     def _names_a_student(self, folder: str) -> bool:
         """Whether the archive unpacked into ``folder`` is named after a student (the collector's
         ``named_regexp``, its name read as a notebook of that name)."""
@@ -223,6 +252,10 @@ class CourseExtractor(ExtractorPlugin):
         if isinstance(collector, CourseCollector):
             return collector.archive_owner(folder)[0].get("student_id") is not None
         return True   # another collector: every archive is a student's upload, as before
+
+    def _owner_id(self, folder: str) -> str | None:
+        collector = getattr(self.parent, "collector_plugin_inst", None)
+        return collector.archive_owner(folder)[0].get("student_id") if isinstance(collector, CourseCollector) else None
 
     def _nested(self, where: str, path: str) -> None:
         """A student's archive inside the LMS's download (Canvas keeps an uploaded zip as one member):
@@ -262,6 +295,8 @@ class CourseExtractor(ExtractorPlugin):
                 return self._skip(label, "it is an archive inside the LMS's download whose name gives no student "
                                          "(named_regexp): unpack it by hand if it is a submission")
             lms = not nested and (named or not owned)   # only the staff put a file there that no student's name gives
+            if not lms:
+                _uploads(self.parent).append((label, self._owner_id(folder)))
             self.upload = (_Upload(label, folder, True, None, None) if lms else
                            _Upload(label, folder, False, self.per_upload, self.max_upload_members))
             try:
@@ -291,7 +326,7 @@ class CourseExtractor(ExtractorPlugin):
                     return self._rest(label, None, len(members) - i, self._full())
                 where = f"{label}: {info.filename}"
                 mode = info.external_attr >> 16
-                if info.is_dir():
+                if info.is_dir() or self._ignored(info.filename):
                     continue
                 why = upload.over()
                 if why:
@@ -333,7 +368,7 @@ class CourseExtractor(ExtractorPlugin):
                 if passed > through:
                     return self._skip(f"{label}: {member.name} and every member after it",
                                       f"the archive holds more than {cap % _size(through)} to read through")
-                if member.isdir():
+                if member.isdir() or self._ignored(member.name):
                     continue
                 why = upload.over()
                 if why:
@@ -366,7 +401,10 @@ class CourseExtractor(ExtractorPlugin):
         if parts[0] == "__MACOSX":   # macOS's notes on the files beside them: nobody's submission
             self.log.debug("Skipping %s", shown(where))
             return None
-        if len(parts) > 1 and not self.member_folders:
+        student = self.upload is not None and not self.upload.lms
+        if len(parts) > 1 and student:   # a student's own upload is theirs, folders and all (macOS zips a folder)
+            parts = parts[-1:]
+        elif len(parts) > 1 and not self.member_folders:
             self._skip(where, "it is inside a folder of the archive; only files at its top are collected (a '/' "
                               "in an uploaded name would give the file to whoever the part after it names)")
             return None
@@ -504,6 +542,7 @@ class CourseCollector(FileNameCollectorPlugin):
         self.seen: dict[tuple, tuple[str, bool, bool]] = {}   # (student, notebook) -> (first file, timed, direct)
         self.plan: dict[str, dict | None] | None = None
         self.owners: dict[str, tuple[dict, str]] = {}
+        self._notebooks: set[str] | None = None
 
     def collect(self, submitted_file: str):
         if self.plan is None:
@@ -542,6 +581,7 @@ class CourseCollector(FileNameCollectorPlugin):
         if not info:
             return info
         label = self._label(submitted_file)
+        info = self._released_name(info, label)
         why = student_id_problem(info.get("student_id")) or file_id_problem(info.get("file_id"))
         when = info.get("timestamp")
         if not why and isinstance(when, str) and when:
@@ -562,6 +602,49 @@ class CourseCollector(FileNameCollectorPlugin):
         if why:
             return self._reject(label, why)
         return info
+
+    def _released_name(self, info: dict, label: str) -> dict:
+        """``info`` with its notebook named as the release names it, where the name given is that
+        name but for its case or a copy's number an LMS or a download added (``Build.ipynb``,
+        ``build-1.ipynb``, ``build (1).ipynb``), with a warning naming both."""
+        given = info.get("file_id")
+        if not isinstance(given, str) or given in self.notebooks():
+            return info
+        stem, ext = os.path.splitext(given)
+        bare = re.sub(r"(-[0-9]+| \([0-9]+\))$", "", stem) + ext
+        matches = [nb for nb in self.notebooks() if nb.lower() == bare.lower()]
+        if len(matches) != 1:
+            return info
+        self.log.warning("Collected %s as %s of student %s (the release's name for it)", label, matches[0],
+                         shown(str(info.get("student_id"))))
+        return {**info, "file_id": matches[0]}
+
+    def notebooks(self) -> set[str]:
+        """The release's notebook names (``build.ipynb``, ...)."""
+        if self._notebooks is None:
+            try:
+                coursedir = self.parent.coursedir
+                released = coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)
+                self._notebooks = set(find_all_notebooks(released))
+            except Exception:
+                self._notebooks = set()
+        return self._notebooks
+
+    def after_transfer(self) -> None:
+        """Once nbgrader has copied the files: one warning naming each student whose upload gave
+        nothing collected (they have no submission to grade, so no row in the grades)."""
+        coursedir = self.parent.coursedir
+        missing = []
+        for label, sid in _uploads(self.parent):
+            if not sid or student_id_problem(sid):
+                continue
+            folder = coursedir.format_path(coursedir.submitted_directory, sid, coursedir.assignment_id)
+            if not (os.path.isdir(folder) and any(name.endswith(".ipynb") for name in os.listdir(folder))):
+                missing.append(f"{shown(sid)} ({shown(label)})")
+        if missing:
+            self.log.warning("Nothing was collected for %d student(s), who will have no row in the grades until a "
+                             "notebook of theirs is in submitted/ (each skipped file is named above): %s",
+                             len(missing), ", ".join(missing))
 
     def _member(self, path: str, upload):
         """The info of a notebook extracted from a student's ``upload``: it is the student's whom the
@@ -647,8 +730,8 @@ class CanvasCollector(CourseCollector):
     - ``LATE_`` is Canvas's own mark, and the download gives no time, so no late penalty can apply:
       it is kept as a flag, ``lms_late.txt`` in the student's submission, which ``course autograde``
       lists among the student's flags for the TA.
-    - A ``-1`` (``-2`` ...) Canvas adds to a file uploaded again is dropped when the name without it
-      is a notebook of the assignment.
+    - A student the gradebook does not know is collected under the Canvas user id, and recorded in
+      the gradebook with it as ``lms_user_id`` (so the Canvas export writes their grade back).
     """
 
     pattern = Unicode(CANVAS, help="The pattern of Canvas's file names (used instead of named_regexp)").tag(config=True)
@@ -656,19 +739,18 @@ class CanvasCollector(CourseCollector):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.late: set[str] = set()
+        self.unmatched: set[str] = set()   # Canvas user ids no student's lms_user_id is
         self._ids: dict[str, str] | None = None
-        self._notebooks: set[str] | None = None
 
     def groups(self, path: str) -> dict:
         match = re.match(self.pattern, path)
         if not match:
             return {}
         info = match.groupdict()
-        info["student_id"] = self.students().get(info["student_id"], info["student_id"])
-        stem, ext = os.path.splitext(info["file_id"])
-        again = re.fullmatch(r"(.+)-[0-9]+", stem)
-        if again and again.group(1) + ext in self.notebooks() and info["file_id"] not in self.notebooks():
-            info["file_id"] = again.group(1) + ext
+        canvas = info["student_id"]
+        info["student_id"] = self.students().get(canvas, canvas)
+        if info["student_id"] == canvas:
+            self.unmatched.add(canvas)
         return info
 
     def _decide(self, submitted_file: str):
@@ -698,15 +780,31 @@ class CanvasCollector(CourseCollector):
                                  "under their Canvas user ids", exc)
         return self._ids
 
-    def notebooks(self) -> set[str]:
-        if self._notebooks is None:
-            try:
-                coursedir = self.parent.coursedir
-                released = coursedir.format_path(coursedir.release_directory, ".", coursedir.assignment_id)
-                self._notebooks = set(find_all_notebooks(released))
-            except Exception:
-                self._notebooks = set()
-        return self._notebooks
+    def after_transfer(self) -> None:
+        super().after_transfer()
+        self.flag_late()
+        self.record_canvas_ids()
+
+    def record_canvas_ids(self) -> None:
+        """Students collected under their Canvas user id (no student's ``lms_user_id`` is it) go into
+        the gradebook with that id as their ``lms_user_id``, so ``course export --lms canvas`` writes
+        them; one warning names them."""
+        coursedir = self.parent.coursedir
+        collected = sorted(sid for sid in self.unmatched if os.path.isdir(
+            coursedir.format_path(coursedir.submitted_directory, sid, coursedir.assignment_id)))
+        if not collected:
+            return
+        try:
+            from nbgrader.api import Gradebook
+
+            with Gradebook(coursedir.db_url) as gb:
+                for sid in collected:
+                    gb.update_or_create_student(sid, lms_user_id=sid)
+            done = "recorded in the gradebook with that id as lms_user_id"
+        except Exception as exc:
+            done = f"not recorded in the gradebook ({exc})"
+        self.log.warning("%d Canvas user(s) matched no student's lms_user_id and were collected under their Canvas "
+                         "user id, %s: %s", len(collected), done, ", ".join(shown(sid) for sid in collected))
 
     def flag_late(self) -> None:
         """Write the flag into each collected submission Canvas marked late; one line for the TA."""

@@ -52,6 +52,7 @@ LMS_LATE = "lms_late.txt"
 BOOKKEEPING = ("timestamp.txt", "submission_secret.txt", LMS_LATE)
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 class Refused(ValueError):
@@ -98,7 +99,28 @@ def find(folder: Path, places: tuple[tuple[str, ...], ...]) -> tuple[str, ...]:
             refused = refused or exc
     if refused:
         raise refused
-    raise Missing(f"{places[0][-1]} is missing from the submission")
+    others = _notebooks_beside(folder, places)
+    raise Missing(f"{places[0][-1]} is missing from the submission" + (
+        f" (it holds {', '.join(others)}: a notebook is graded only under the release's name)" if others else ""))
+
+
+def _notebooks_beside(folder: Path, places: tuple[tuple[str, ...], ...]) -> list[str]:
+    """The names of the notebooks in the folders ``places`` look in (no link followed), for the
+    reason a missing notebook gives: the student's own file under another name is the usual cause.
+    Names a student chose: control characters escaped, at most five, each cut at 60 characters."""
+    found: set[str] = set()
+    for parts in places:
+        where = Path(folder, *parts[:-1])
+        try:
+            if any(os.path.islink(Path(folder, *parts[:i])) for i in range(len(parts))):
+                continue   # a linked folder: the reason is the link's
+            with os.scandir(where) as entries:
+                found.update(e.name for e in entries
+                             if e.name.endswith(".ipynb") and e.is_file(follow_symlinks=False))
+        except OSError:
+            continue
+    shown = sorted(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)[:60] for name in found)
+    return shown[:5] + ([f"{len(shown) - 5} more"] if len(shown) > 5 else [])
 
 
 def read(folder: Path, parts: tuple[str, ...], limit: int = MAX_BYTES) -> bytes:
