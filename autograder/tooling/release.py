@@ -40,7 +40,10 @@ class ShipRuntime(Preprocessor):
             source_dir = Path(converter._format_source(info["assignment"], info["student"]))
             ship_runtime(release_dir)
             ship_built_files(source_dir, release_dir)
-            classroom.ship(source_dir, release_dir)   # GitHub Classroom's workflow: the visible checks only
+            from nbgrader.converters import GenerateAssignment
+
+            if isinstance(converter, GenerateAssignment):   # a release (not the stock autograde it also serves)
+                classroom.ship(source_dir, release_dir)     # GitHub Classroom's workflow: the visible checks only
         return nb, resources
 
 
