@@ -23,7 +23,8 @@ own ``pytest_grading.ini`` as the only configuration (``-c``), the course folder
 (``--rootdir``), no conftest (``--noconftest``), no plugin but pytest's own and this one (loaded
 explicitly, ``--disable-plugin-autoload``), no cache (``-p no:cacheprovider``: every run grades the
 whole submission at collection anyway, so ``--lf``/``--ff`` would save nothing; they are not
-available), no path for pytest to collect, no entry of ``sys.path`` inside a submission, and the
+available), no path for pytest to collect but the course folder, whose collector (``Graded``) is the
+graded checks and reads nothing in it, no entry of ``sys.path`` inside a submission, and the
 submission handed over by absolute path through this plugin's option; it checks pytest kept all of
 that before any conftest could load. It runs the same from any current directory, a student's
 folder included.
@@ -70,11 +71,13 @@ def run(*, submission: Path | None, submissions: Path | None, course: Path | Non
     # The plugin by name (-p), not as an object: xdist's workers (``-p xdist -n N``) start from these
     # arguments and load it the same way.
     # --assert=plain: no module collected here has asserts to rewrite (and this one is imported already).
-    args = [f"--config-file={KIT_INI}", f"--rootdir={root}", "--noconftest", "--disable-plugin-autoload",
+    args = [f"--config-file={KIT_INI}", f"--rootdir={root}", f"--confcutdir={root}", "--noconftest",
+            "--disable-plugin-autoload",
             "--assert=plain", "-p", "no:cacheprovider", "-p", __name__, f"{option}={folder}", f"--course-folder={root}",
             f"--course-grading-timeout={timeout}", f"--course-grading-workers={workers}",
             *([f"--course-assignment={assignment}"] if assignment else []),
-            *(["--course-allow-weak-isolation"] if allow_weak_isolation else []), *pytest_args]
+            *(["--course-allow-weak-isolation"] if allow_weak_isolation else []), *pytest_args,
+            str(root)]   # what pytest collects: the course folder, whose collector is the graded checks (Graded)
     sys.path[:] = [entry for entry in sys.path if not _inside(entry, folder)]
     return int(pytest.main(args, plugins=[Launcher(root)]))
 
@@ -96,7 +99,8 @@ class Launcher:
         """A usage error unless pytest reads nothing but the kit's configuration and collects nothing."""
         ns = config.known_args_namespace
         given = [str(a) for a in config.invocation_params.args]
-        if ns.file_or_dir and not config.pluginmanager.has_plugin("xdist") and any(
+        paths = [p for p in ns.file_or_dir or [] if p != str(self.root)]   # run gives the course folder
+        if paths and not config.pluginmanager.has_plugin("xdist") and any(
                 a in ("-n", "--numprocesses") or a.startswith("--numprocesses=") or a[:2] == "-n" and a[2:].isdigit()
                 for a in given):
             raise pytest.UsageError("course pytest: -n is xdist's option, and xdist is loaded only when asked: "
@@ -106,8 +110,8 @@ class Launcher:
             *([f"its root is {config.rootpath}, not the course folder {self.root}"] if config.rootpath != self.root
               else []),
             *(["it would read conftest.py files"] if not ns.noconftest else []),
-            *([f"it was given paths to collect ({', '.join(ns.file_or_dir)}): give the submission as "
-               "--submission=FOLDER or --submissions=DIR"] if ns.file_or_dir else []),
+            *([f"it was given paths to collect ({', '.join(paths)}): give the submission as "
+               "--submission=FOLDER or --submissions=DIR"] if paths else []),
             *(["--pyargs would import modules by name"] if ns.pyargs else []),
         ]
         if problems:
@@ -212,18 +216,18 @@ class Grading:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session):
-        if self._controller():
-            return None                      # xdist's workers collect, from the controller's results
-        config = self.config
-        self.results = self._graded()
-        session.items = [item for sid, result in self.results["students"].items()
-                         for item in _items(session, sid, result)]
-        # As a collector would report them: the terminal then says "collected N items".
-        config.hook.pytest_collectreport(report=pytest.CollectReport("", "passed", None, list(session.items)))
-        config.hook.pytest_collection_modifyitems(session=session, config=config, items=session.items)
-        config.hook.pytest_collection_finish(session=session)
-        session.testscollected = len(session.items)
-        return True
+        """Grade as collection starts (a worker under xdist reads the controller's results): a usage
+        error stops the run as one; then pytest collects the graded checks (``Graded``)."""
+        if not self._controller() and not self.results:
+            self.results = self._graded()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collect_directory(self, path, parent):
+        """What pytest collects is the course's graded checks: the run's directory becomes their
+        collector (``Graded``), whatever folder it is, and nothing in it is read."""
+        if isinstance(parent, pytest.Session) and path == self.config.rootpath:
+            return Graded.from_parent(parent, path=path, grading=self)
+        return None
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -310,34 +314,56 @@ def _named(api, root: Path, folder: Path) -> str:
     raise api.CourseError(f"give --assignment: the course has {len(sets)} problem sets ({', '.join(sets)})")
 
 
-def _items(session, sid: str, result: dict):
-    """The items of one student; every name a submission controls is made terminal-safe."""
-    safe = for_id(sid).replace(":", "%3A")      # a folder named "alice::C1" must not pass for alice's C1
-    student = Student.from_parent(session, name=safe, nodeid=safe)
-    questions = result.get("questions") or {}
-    if not any(q.get("checks") for q in questions.values()):
-        yield Check.from_parent(student, name="submission", sid=sid, qid="", row=None,
-                                why=result.get("reason") or "nothing could be graded")
-        return
-    for qid, q in questions.items():
-        node = Question.from_parent(student, name=qid, nodeid=f"{safe}::{qid}")
-        if q.get("manual"):
-            why = "graded by hand by a TA" if qid in result.get("needs_manual_grade", []) else \
-                (q.get("feedback") or ["not graded by hand: it scores 0"])[0]
-            yield Check.from_parent(node, name=f"{qid}_manual", sid=sid, qid=qid, row=None, why=why, skip=True,
-                                    points=q["max_score"])
-        for row in q.get("checks") or []:
-            yield Check.from_parent(node, name=row["id"], sid=sid, qid=qid, row=row)
+class Graded(pytest.Directory):
+    """The checks of every submission the options name, graded as collection starts (under xdist, by
+    the controller, before its workers start): a student, their questions, each question's checks.
+    Every name a submission controls is made terminal-safe."""
+
+    def __init__(self, *, grading: Grading, **kwargs):
+        super().__init__(**kwargs)
+        self.grading = grading
+
+    def collect(self):
+        for sid, result in self.grading.results["students"].items():
+            safe = for_id(sid).replace(":", "%3A")   # a folder named "alice::C1" must not pass for alice's C1
+            yield Student.from_parent(self, name=safe, nodeid=safe, sid=sid, result=result)
 
 
 class Student(pytest.Collector):
+    """One student: their questions, or one failed item saying why nothing could be graded."""
+
+    def __init__(self, *, sid: str, result: dict, **kwargs):
+        super().__init__(**kwargs)
+        self.sid, self.result = sid, result
+
     def collect(self):
-        return []
+        result, sid = self.result, self.sid
+        questions = result.get("questions") or {}
+        if not any(q.get("checks") for q in questions.values()):
+            yield Check.from_parent(self, name="submission", sid=sid, qid="", row=None,
+                                    why=result.get("reason") or "nothing could be graded")
+            return
+        for qid, q in questions.items():
+            yield Question.from_parent(self, name=qid, nodeid=f"{self.nodeid}::{qid}", sid=sid, qid=qid, question=q,
+                                       waiting=qid in result.get("needs_manual_grade", []))
 
 
 class Question(pytest.Collector):
+    """One question of a student: its checks, and an item skipped while a TA grades it by hand."""
+
+    def __init__(self, *, sid: str, qid: str, question: dict, waiting: bool, **kwargs):
+        super().__init__(**kwargs)
+        self.sid, self.qid, self.question, self.waiting = sid, qid, question, waiting
+
     def collect(self):
-        return []
+        q, sid, qid = self.question, self.sid, self.qid
+        if q.get("manual"):
+            why = ("graded by hand by a TA" if self.waiting
+                   else (q.get("feedback") or ["not graded by hand: it scores 0"])[0])
+            yield Check.from_parent(self, name=f"{qid}_manual", sid=sid, qid=qid, row=None, why=why, skip=True,
+                                    points=q["max_score"])
+        for row in q.get("checks") or []:
+            yield Check.from_parent(self, name=row["id"], sid=sid, qid=qid, row=row)
 
 
 class CheckFailed(Exception):
