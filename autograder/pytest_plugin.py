@@ -62,6 +62,10 @@ def run(*, submission: Path | None, submissions: Path | None, course: Path | Non
 
     if bool(submission) == bool(submissions):
         raise api.CourseError("give --submission=FOLDER (one student) or --submissions=DIR (a class)")
+    pinned = [a for a in pytest_args if a.split("=", 1)[0] in PINNED or any(a.startswith(o) for o in ("-c", "-o"))]
+    if pinned:
+        raise api.CourseError(f"course pytest sets {', '.join(sorted({a.split('=', 1)[0][:16] for a in pinned}))} "
+                              "itself (the kit's configuration, the course folder as root, no conftest): leave it out")
     root = api.course_root(course)
     folder = Path(submission or submissions).resolve()   # type: ignore[arg-type]
     if root == folder or folder in root.parents:
@@ -80,6 +84,11 @@ def run(*, submission: Path | None, submissions: Path | None, course: Path | Non
             str(root)]   # what pytest collects: the course folder, whose collector is the graded checks (Graded)
     sys.path[:] = [entry for entry in sys.path if not _inside(entry, folder)]
     return int(pytest.main(args, plugins=[Launcher(root)]))
+
+
+# What ``run`` sets so that no file of a submission is configuration or code to pytest: a pytest
+# option that would change it is refused before pytest starts.
+PINNED = ("--config-file", "--rootdir", "--confcutdir", "--override-ini", "--pyargs")
 
 
 def _inside(entry: str, folder: Path) -> bool:
@@ -109,6 +118,8 @@ class Launcher:
             *([f"its configuration is {config.inipath}, not the kit's {KIT_INI}"] if config.inipath != KIT_INI else []),
             *([f"its root is {config.rootpath}, not the course folder {self.root}"] if config.rootpath != self.root
               else []),
+            *([f"its conftest cut-off is {ns.confcutdir}, not the course folder"]
+              if ns.confcutdir is None or Path(ns.confcutdir).resolve() != self.root else []),
             *(["it would read conftest.py files"] if not ns.noconftest else []),
             *([f"it was given paths to collect ({', '.join(paths)}): give the submission as "
                "--submission=FOLDER or --submissions=DIR"] if paths else []),
@@ -227,7 +238,7 @@ class Grading:
         collector (``Graded``), whatever folder it is, and nothing in it is read."""
         if isinstance(parent, pytest.Session) and path == self.config.rootpath:
             return Graded.from_parent(parent, path=path, grading=self)
-        return None
+        return Nothing.from_parent(parent, path=path)   # no other folder is ever walked or read
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item, call):
@@ -327,6 +338,13 @@ class Graded(pytest.Directory):
         for sid, result in self.grading.results["students"].items():
             safe = for_id(sid).replace(":", "%3A")   # a folder named "alice::C1" must not pass for alice's C1
             yield Student.from_parent(self, name=safe, nodeid=safe, sid=sid, result=result)
+
+
+class Nothing(pytest.Directory):
+    """Any folder but the course folder, should pytest be asked for one: it collects nothing."""
+
+    def collect(self):
+        return []
 
 
 class Student(pytest.Collector):

@@ -343,3 +343,25 @@ def test_xdists_n_without_its_plugin_says_to_load_it(course, two):
     refusal says what to add instead."""
     done = _course_pytest(course, f"--submissions={two[4]}", "-n", "2")
     assert done.returncode == 4 and "add -p xdist" in done.stdout + done.stderr, (done.stdout + done.stderr)[-1500:]
+
+
+def test_options_that_would_move_pytests_configuration_or_collection_are_refused(course, assignment, two, tmp_path):
+    """--confcutdir above the course folder once let pytest walk into a submission and import its test
+    file; -c, -o, --rootdir and the like would read a submission's configuration: each is refused before
+    pytest starts, and nothing of the submission runs."""
+    folder = two[4] / "alice" / assignment.name
+    mark = tmp_path / "ran"
+    (folder / "test_evil.py").write_text(f"open({str(mark)!r}, 'a').write('imported')\ndef test_x():\n    pass\n")
+    (folder / "pytest.ini").write_text("[pytest]\naddopts = -p evilplug\n")
+    try:
+        for extra in ([f"--confcutdir={tmp_path.anchor}"], ["--confcutdir", str(course.parent)],
+                      ["-c", folder / "pytest.ini"], [f"--config-file={folder / 'pytest.ini'}"],
+                      ["-o", "addopts=-p evilplug"], [f"--rootdir={folder}"]):
+            done = _course_pytest(course, f"--submission={folder}", "-q", *extra)
+            assert done.returncode == 2 and "itself" in done.stderr and "leave it out" in done.stderr, \
+                (extra, done.stdout[-1500:], done.stderr[-1500:])
+            assert "passed" not in done.stdout
+        assert not mark.exists()
+    finally:
+        (folder / "test_evil.py").unlink()
+        (folder / "pytest.ini").unlink()
