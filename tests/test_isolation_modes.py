@@ -19,6 +19,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -66,12 +67,21 @@ def _python_view() -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def classroom(tmp_path_factory):
+def classroom():
+    """The class, in a folder of its own under /tmp that the other user reaches: not under pytest's
+    own temporary folder, which any pytest started meanwhile on the machine makes private again."""
     if not shutil.which("bwrap") or not shutil.which("setpriv"):
         pytest.skip("needs bubblewrap and setpriv")
     if os.geteuid() != 0:
         pytest.skip("starts its runs as root, then as another user")
-    root = tmp_path_factory.mktemp("modes")
+    root = Path(tempfile.mkdtemp(prefix="course-modes-"))
+    try:
+        yield _make_class(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _make_class(root: Path) -> Path:
     a = Assignment("transformer-block")
     from autograder.tooling.sampleclass import write_submission
 
