@@ -279,8 +279,10 @@ examples (in the course folder):
 
 Any other option is pytest's own and is passed on: -k EXPR, -x, -q, -v, -ra, --junitxml=FILE, ...
 pytest runs with the kit's own configuration and the course folder as its root, reads no file of a
-submission or of the current directory, and is given no path to collect (a path is refused); there
-is no cache, so --lf and --ff are not available (each run grades the whole submission anyway)."""
+submission or of the current directory, and is given no path to collect (a path is refused, and so
+are -c, --config-file, -o, --override-ini, --rootdir, --confcutdir and --pyargs, which course pytest
+sets itself); there is no cache, so --lf and --ff are not available (each run grades the whole
+submission anyway)."""
 
 
 def _pytest(args) -> int:

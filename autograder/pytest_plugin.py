@@ -64,8 +64,9 @@ def run(*, submission: Path | None, submissions: Path | None, course: Path | Non
         raise api.CourseError("give --submission=FOLDER (one student) or --submissions=DIR (a class)")
     pinned = [a for a in pytest_args if a.split("=", 1)[0] in PINNED or any(a.startswith(o) for o in ("-c", "-o"))]
     if pinned:
-        raise api.CourseError(f"course pytest sets {', '.join(sorted({a.split('=', 1)[0][:16] for a in pinned}))} "
-                              "itself (the kit's configuration, the course folder as root, no conftest): leave it out")
+        named = ", ".join(sorted({a.split("=", 1)[0][:16] for a in pinned}))
+        raise api.CourseError(f"{named}: where pytest reads its configuration and what it collects are set by "
+                              "course pytest itself (the kit's configuration, the course folder): leave it out")
     root = api.course_root(course)
     folder = Path(submission or submissions).resolve()   # type: ignore[arg-type]
     if root == folder or folder in root.parents:
