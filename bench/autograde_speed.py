@@ -4,8 +4,9 @@
                                               [--workers 2] [--no-cluster]
 
 Builds a throwaway course folder (sources rebuilt, fresh nbgrader release), writes N honest
-submissions (the solution, and a few catalogued wrong answers so scores vary; each student's code
-cells end with their own comment, so no two submissions are the same text), and grades
+submissions (the solution, and a few catalogued wrong answers so scores vary; each student's
+functions open with a statement of their own, ``_variant_<n> = <n>``, so no two submissions are
+the same code to the grader, as in a real class), and grades
 
 - the class with ``course autograde`` (parallel, sandboxed, writing nbgrader's gradebook and autograded/),
 - the first ``--sample`` students with ``nbgrader autograde`` as the course configures it (one
