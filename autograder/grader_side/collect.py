@@ -60,21 +60,15 @@ from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.utils import find_all_notebooks, parse_utc
 from traitlets import Bool, Integer, List, Unicode
 
-from autograder.grader_side.submitted import LMS_LATE, MAX_BYTES
+from autograder.grader_side.submitted import CONTROL, LMS_LATE, MAX_BYTES, shown
 
 BLOCK = 4096
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _PATTERN = re.compile(r"[\[\]*?]")
-
-
-def shown(name: str) -> str:
-    """A name as a warning may print it: control characters (which a terminal would obey) escaped."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
 
 
 def member_parts(name: str) -> tuple[list[str], str]:
     """(the folders and file name an archive member's path names, or []; why it is not extracted, or "")."""
-    if _CONTROL.search(name):
+    if CONTROL.search(name):
         return [], "its name holds a control character"
     if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name):
         return [], "it has an absolute path"
@@ -95,7 +89,7 @@ def student_id_problem(sid) -> str:
         return "the student id starts with '.': a hidden folder, which the graders skip"
     if "/" in sid or "\\" in sid:
         return "the student id holds a '/' or '\\': it would be a folder inside another"
-    if _CONTROL.search(sid):
+    if CONTROL.search(sid):
         return "the student id holds a control character"
     if _PATTERN.search(sid):
         return "the student id holds one of [ ] * ?, which nbgrader's own commands read as a pattern"
@@ -248,10 +242,9 @@ class CourseExtractor(ExtractorPlugin):
     def _names_a_student(self, folder: str) -> bool:
         """Whether the archive unpacked into ``folder`` is named after a student (the collector's
         ``named_regexp``, its name read as a notebook of that name)."""
-        collector = getattr(self.parent, "collector_plugin_inst", None)
-        if isinstance(collector, CourseCollector):
-            return collector.archive_owner(folder)[0].get("student_id") is not None
-        return True   # another collector: every archive is a student's upload, as before
+        if not isinstance(getattr(self.parent, "collector_plugin_inst", None), CourseCollector):
+            return True   # another collector: every archive is a student's upload, as before
+        return self._owner_id(folder) is not None
 
     def _owner_id(self, folder: str) -> str | None:
         collector = getattr(self.parent, "collector_plugin_inst", None)
@@ -269,7 +262,7 @@ class CourseExtractor(ExtractorPlugin):
             os.unlink(path)
 
     def _one(self, path: str, label: str, to: str, nested: bool = False) -> None:
-        if _CONTROL.search(label):
+        if CONTROL.search(label):
             return self._skip(label, "its name holds a control character")
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK | os.O_NOCTTY)

@@ -52,7 +52,12 @@ LMS_LATE = "lms_late.txt"
 BOOKKEEPING = ("timestamp.txt", "submission_secret.txt", LMS_LATE)
 
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def shown(name: str) -> str:
+    """A name as a message may print it: control characters (which a terminal would obey) escaped."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)
 
 
 class Refused(ValueError):
@@ -119,8 +124,8 @@ def _notebooks_beside(folder: Path, places: tuple[tuple[str, ...], ...]) -> list
                              if e.name.endswith(".ipynb") and e.is_file(follow_symlinks=False))
         except OSError:
             continue
-    shown = sorted(_CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", name)[:60] for name in found)
-    return shown[:5] + ([f"{len(shown) - 5} more"] if len(shown) > 5 else [])
+    names = sorted(shown(name)[:60] for name in found)
+    return names[:5] + ([f"{len(names) - 5} more"] if len(names) > 5 else [])
 
 
 def read(folder: Path, parts: tuple[str, ...], limit: int = MAX_BYTES) -> bytes:

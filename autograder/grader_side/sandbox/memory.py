@@ -57,12 +57,17 @@ def anonymous(pid: int) -> int:
 def fit(memory_mb: int, limit: int, held: int, anonymous: int) -> int:
     """``memory_mb``, or what the limit leaves a session once ``held``, ``COPIED`` of the zygote's
     ``anonymous`` memory and ``MARGIN`` are counted, whichever is less (in MiB; below 0 as 0)."""
-    return max(0, min(memory_mb, (limit - held - int(anonymous * COPIED) - MARGIN) >> 20))
+    return max(0, min(memory_mb, (limit - _taken(held, anonymous)) >> 20))
 
 
 def needed(held: int, anonymous: int, floor_mb: int) -> int:
     """The smallest limit, in MiB, that leaves a session ``floor_mb``."""
-    return ((held + int(anonymous * COPIED) + MARGIN) >> 20) + floor_mb + 1
+    return (_taken(held, anonymous) >> 20) + floor_mb + 1
+
+
+def _taken(held: int, anonymous: int) -> int:
+    """Bytes of the limit a session cannot have: what is held, its share of copies, the margin."""
+    return held + int(anonymous * COPIED) + MARGIN
 
 
 def _folders(cgroup_file: str, root: str):
