@@ -2,7 +2,7 @@
 
 `nbgrader autograde` grades through the course's sandbox: the student's cells run in an isolated
 child process, every check runs in the grader, and each test cell gets the check's verdict as its
-output (see autograder/grader_side/nbgrader_execute.py). nbgrader's own in-kernel `Execute` is kept
+output (see autograder/nbgrader/preprocessors/execute.py). nbgrader's own in-kernel `Execute` is kept
 configured below only for comparisons (bench/).
 
 The problem sets are authored in solutions/<assignment>/ (nbgrader's source directory; one folder
@@ -14,7 +14,8 @@ c = get_config()  # noqa: F821  (nbgrader provides get_config)
 # Every line any nbgrader command run here logs (autograde, collect, zip_collect, export,
 # generate_feedback...) may carry text a submission controls (a cell id, a file name, an error's
 # text, a student id): it reaches the terminal without escape sequences or control characters.
-from autograder.grader_side.nbgrader_execute import clean_log_records, submission_files_by_the_rule  # noqa: E402
+from autograder.nbgrader.files import submission_files_by_the_rule  # noqa: E402
+from autograder.nbgrader.log import clean_log_records  # noqa: E402
 
 clean_log_records()
 # A submission's other files (timestamp.txt among them) read by the course's one rule, as in `course autograde`.
@@ -40,13 +41,14 @@ c.OverwriteCells.add_missing_cells = True
 
 # nbgrader autograde: the sandbox instead of the student's kernel; at most a minute per notebook.
 # A graded cell a submission made up is forgotten before nbgrader reads the notebook.
-from autograder.grader_side.nbgrader_execute import AUTOGRADE, SANITIZE, SubmittedNotebookExporter  # noqa: E402
-
 # nbgrader's gradebook trips SQLAlchemy's autoflush notes on every new submission: harmless, and
 # a screen of them per student in the TA's terminal.
 import warnings  # noqa: E402
 
 from sqlalchemy.exc import SAWarning  # noqa: E402
+
+from autograder.nbgrader.exporter import SubmittedNotebookExporter  # noqa: E402
+from autograder.nbgrader.preprocessors import AUTOGRADE, SANITIZE  # noqa: E402
 
 warnings.filterwarnings("ignore", category=SAWarning, module="nbgrader")
 
@@ -63,8 +65,8 @@ c.Autograde.exporter_class = SubmittedNotebookExporter
 # AssignLatePenalties with this plugin): the due date is course/schedule.toml's, written into the
 # gradebook by `course release`; each notebook of a late submission loses a share of its score per
 # started day late, up to a cap, and scores 0 past a cut-off; extensions.toml beside gradebook.db
-# gives a student extra days (autograder/grader_side/late.py). The defaults:
-from autograder.grader_side.late import CourseLatePenalty  # noqa: E402
+# gives a student extra days (autograder/nbgrader/plugins/late.py). The defaults:
+from autograder.nbgrader.plugins.late import CourseLatePenalty  # noqa: E402
 
 c.AssignLatePenalties.plugin_class = CourseLatePenalty
 # c.CourseLatePenalty.percent_per_day = 10.0        # percent of the notebook's score per started day late
@@ -73,7 +75,7 @@ c.AssignLatePenalties.plugin_class = CourseLatePenalty
 # c.CourseLatePenalty.extensions_file = "extensions.toml"
 
 # nbgrader export: the same CSV, with names and ids that look like spreadsheet formulas made harmless.
-from autograder.reports.lms import NbgraderCsvExport  # noqa: E402
+from autograder.nbgrader.plugins.export import NbgraderCsvExport  # noqa: E402
 
 c.ExportApp.plugin_class = NbgraderCsvExport
 
@@ -87,11 +89,11 @@ c.FileNameCollectorPlugin.named_regexp = r".*/(?P<student_id>[^/]+)_(?P<file_id>
 # download (its members go by their own names, a student's zip in it is opened as hers), one named
 # after a student gives files only to her (a build.ipynb in alice_upload.zip is alice's). Student ids
 # such as "..", or holding "/" or a control character, are refused. Each file left out gets a warning
-# and the rest of the class is collected (autograder/grader_side/collect.py). Canvas's download:
-#   nbgrader zip_collect <assignment> --collector=autograder.grader_side.collect.CanvasCollector
+# and the rest of the class is collected (autograder/nbgrader/plugins/zip_collect.py). Canvas's download:
+#   nbgrader zip_collect <assignment> --collector=autograder.nbgrader.plugins.zip_collect.CanvasCollector
 # An archive named like a student that is the LMS's download after all: name it here.
 # c.CourseExtractor.lms_archives = ["submissions.zip"]
-from autograder.grader_side.collect import CourseCollector, CourseExtractor  # noqa: E402
+from autograder.nbgrader.plugins.zip_collect import CourseCollector, CourseExtractor  # noqa: E402
 
 c.ZipCollectApp.extractor_plugin = CourseExtractor
 c.ZipCollectApp.collector_plugin = CourseCollector

@@ -24,8 +24,8 @@ from autograder.course import Course, CourseError
 from autograder.grader_side import pipeline
 from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.pipeline import grade_safely
-from autograder.grader_side.recorder_process import RecorderProcess
 from autograder.grader_side.sandbox import PRELOAD, grading_sandbox
+from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.reports.exports import gradescope, write_csv, write_json
 
 if TYPE_CHECKING:    # at run time from tooling.release on first use (module __getattr__ below)
@@ -186,7 +186,7 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
 
 def _recorder(root: Path, assignment: str):
     from autograder.course import Course
-    from autograder.grader_side.gradebook import Recorder
+    from autograder.nbgrader.recorder import Recorder
 
     return Recorder(Course(root), assignment)
 

@@ -1,7 +1,13 @@
 """What the kit takes from Python 3.11 and newer, on Python 3.10 too (Ubuntu 22.04's own Python,
 which Gradescope's base image grades with): ``tomllib`` (its backport ``tomli`` there),
-``contextlib.chdir`` and ``-P`` (no working folder on ``sys.path``: ``python_command``)."""
+``contextlib.chdir`` and ``-P`` (no working folder on ``sys.path``: ``python_command``); and the
+import paths a course folder's ``nbgrader_config.py`` written for an earlier kit may hold (``MOVED``)."""
+import importlib
+import importlib.abc
+import importlib.machinery
+import logging
 import sys
+import types
 
 if sys.version_info >= (3, 11):
     from contextlib import chdir
@@ -24,7 +30,6 @@ else:   # Python 3.10
             os.chdir(before)
 
 
-
 def python_command(*, module: str | None = None, code: str | None = None, flags: tuple[str, ...] = ()) -> list[str]:
     """The start of a command line that runs ``module`` (``-m``) or ``code`` (``-c``) in this
     interpreter without the working folder on ``sys.path`` (a file of a submission's folder must never
@@ -41,4 +46,57 @@ def python_command(*, module: str | None = None, code: str | None = None, flags:
     unsafe = "import sys\nif sys.path and sys.path[0] == '':\n    del sys.path[0]\n"
     return [sys.executable, *flags, "-c", unsafe + run]
 
-__all__ = ["chdir", "python_command", "tomllib"]
+
+# What an nbgrader_config.py written for an earlier kit imports, and where each name lives now:
+# {old module: {name: its module now}}. nbgrader only logs a config file that fails to load and
+# goes on with its own in-kernel Execute, so an old import path must keep working.
+_PREPROCESSORS = "autograder.nbgrader.preprocessors"
+_COLLECT = "autograder.nbgrader.plugins.zip_collect"
+_EXPORT = "autograder.nbgrader.plugins.export"
+MOVED = {
+    "autograder.grader_side.nbgrader_execute": {
+        "clean_log_records": "autograder.nbgrader.log", "submission_files_by_the_rule": "autograder.nbgrader.files",
+        "AUTOGRADE": _PREPROCESSORS, "SANITIZE": _PREPROCESSORS,
+        "SubmittedNotebookExporter": "autograder.nbgrader.exporter",
+        "STOCK": "autograder.tooling.stock", "STOCK_SANITIZE": "autograder.tooling.stock"},
+    "autograder.grader_side.late": {"CourseLatePenalty": "autograder.nbgrader.plugins.late"},
+    "autograder.grader_side.collect": {"CourseCollector": _COLLECT, "CourseExtractor": _COLLECT,
+                                       "CanvasCollector": _COLLECT},
+    "autograder.reports.exports": {"NbgraderCsvExport": _EXPORT},
+    "autograder.reports.lms": {"NbgraderCsvExport": _EXPORT, "CanvasExport": _EXPORT},
+}
+
+
+def moved(module: str, name: str):
+    """``module``'s ``name`` from where it lives now, with a warning saying which import to change;
+    an AttributeError for a name that never lived there (a module's ``__getattr__``)."""
+    new = MOVED.get(module, {}).get(name)
+    if new is None:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    logging.getLogger("autograder").warning(
+        "nbgrader_config.py imports %s from %s, which moved: write `from %s import %s` instead (as the kit's "
+        "nbgrader_config.py does)", name, module, new, name)
+    return getattr(importlib.import_module(new), name)
+
+
+class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds the modules of ``MOVED`` that no longer exist as files: each gives its names from
+    where they live now (``moved``). Last on ``sys.meta_path``: a module that exists is found first."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        return importlib.machinery.ModuleSpec(fullname, self) if fullname in MOVED else None
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__getattr__ = lambda name: moved(module.__name__, name)   # type: ignore[method-assign]
+
+
+def find_moved_modules() -> None:
+    """Let ``import`` find the modules of ``MOVED`` (installed once, by ``grader_side``'s package)."""
+    if not any(isinstance(finder, MovedModules) for finder in sys.meta_path):
+        sys.meta_path.append(MovedModules())
+
+
+__all__ = ["MOVED", "chdir", "find_moved_modules", "moved", "python_command", "tomllib"]

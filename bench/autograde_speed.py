@@ -37,9 +37,9 @@ sys.path.insert(0, str(REPO))
 from autograder import api  # noqa: E402
 from autograder.grader_side.assignment import Assignment  # noqa: E402
 from autograder.grader_side.misconceptions import edits  # noqa: E402
-from autograder.grader_side.nbgrader_execute import use_stock_nbgrader  # noqa: E402
-from autograder.grader_side.recorder_process import RecorderProcess  # noqa: E402
+from autograder.nbgrader.recorder_process import RecorderProcess  # noqa: E402
 from autograder.tooling.sampleclass import write_submission  # noqa: E402
+from autograder.tooling.stock import use_stock_nbgrader  # noqa: E402
 
 ASSIGNMENT = "transformer-block"
 

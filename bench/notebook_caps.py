@@ -81,7 +81,7 @@ def class_seconds(root: Path, a: Assignment, workers: int) -> tuple[float, float
 def record_seconds(root: Path, a: Assignment, results: dict) -> dict[str, float]:
     """Seconds the recorder takes for each student of ``results`` (in this process, warmed up)."""
     from autograder.course import Course
-    from autograder.grader_side.gradebook import Recorder
+    from autograder.nbgrader.recorder import Recorder
 
     with Recorder(Course(root), a.name) as recorder:
         recorder.assignment.check_loads()

@@ -7,7 +7,7 @@ import pytest
 from nbgrader.api import Gradebook
 from nbgrader.utils import parse_utc
 
-from autograder.grader_side.gradebook import _NewSubmission
+from autograder.nbgrader.recorder import _NewSubmission
 from nbgrader_course import ASSIGNMENT, clone_course
 
 TABLES = ("submitted_assignment", "submitted_notebook", "grade", "comment")

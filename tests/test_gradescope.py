@@ -245,7 +245,7 @@ def test_the_package_holds_the_kit_and_none_of_the_course_folders_litter(package
     assert {"setup.sh", "run_autograder", "pyproject.toml", "nbgrader_config.py"} <= set(names)
     for must in ("solutions/transformer-block/grading/reference/norms.py", "solutions/transformer-block/build.ipynb",
                  "solutions/transformer-block/concepts.ipynb", "assignments/transformer-block/build.ipynb",
-                 "autograder/tooling/gradescope.py", "autograder/student_side/server.py"):
+                 "autograder/run_autograder.py", "autograder/student_side/server.py"):
         assert must in names
     for name in names:
         assert not name.startswith(("tests/", ".git", ".venv/", "submitted/", "autograded/", "feedback/",

@@ -19,8 +19,8 @@ from nbgrader.preprocessors import AssignLatePenalties
 
 from autograder import api
 from autograder.compat import tomllib
-from autograder.grader_side import late
 from autograder.grader_side.assignment import REPO, Assignment, solved
+from autograder.nbgrader.plugins import late
 from autograder.reports import feedback, report
 from autograder.tooling.sampleclass import write_submission
 from browser import have_chromium

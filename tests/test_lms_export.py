@@ -2,7 +2,7 @@
 penalties, in the format each LMS imports, read from a gradebook filled by a real `course
 autograde` (a late student, a TA's manual grade on C8, a student without an LMS id, a student whose
 name and ids look like spreadsheet formulas and carry escape sequences); and the same Canvas file
-through `nbgrader export --exporter=autograder.reports.lms.CanvasExport`."""
+through `nbgrader export --exporter=autograder.nbgrader.plugins.export.CanvasExport`."""
 from __future__ import annotations
 
 import csv
@@ -170,8 +170,8 @@ def test_plain_csv_has_every_student_and_both_sides_of_the_penalty(graded):
 
 def test_nbgrader_export_with_the_canvas_exporter_writes_the_same_file(graded):
     run_course(graded, "--lms", "canvas", "--out", "canvas.csv")
-    done = api.nbgrader("export", "--exporter=autograder.reports.lms.CanvasExport", "--to=nbgrader-canvas.csv",
-                        "--log-level=WARN", repo=graded, check=False)
+    done = api.nbgrader("export", "--exporter=autograder.nbgrader.plugins.export.CanvasExport",
+                        "--to=nbgrader-canvas.csv", "--log-level=WARN", repo=graded, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert read(graded / "nbgrader-canvas.csv") == read(graded / "canvas.csv")
     assert read(graded / "nbgrader-canvas-no-lms-id.csv") == read(graded / "canvas-no-lms-id.csv")

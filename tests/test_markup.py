@@ -8,7 +8,7 @@ import nbformat
 import pytest
 
 from autograder.grader_side import markup
-from autograder.grader_side.nbgrader_execute import SanitizeStudentHTML
+from autograder.nbgrader.preprocessors.sanitize_html import SanitizeStudentHTML
 
 JS = "alert(1)"
 UNSAFE = [

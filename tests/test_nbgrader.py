@@ -8,8 +8,8 @@ from nbgrader.api import Gradebook
 import week4 as checks
 from autograder import api
 from autograder.grader_side.assignment import Assignment, solved
-from autograder.grader_side.nbgrader_execute import use_stock_nbgrader
 from autograder.tooling.sampleclass import write_submission
+from autograder.tooling.stock import use_stock_nbgrader
 from nbgrader_course import clone_course
 
 pytestmark = pytest.mark.slow

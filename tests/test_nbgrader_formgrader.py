@@ -119,7 +119,7 @@ def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(grade
     from nbgrader.api import Gradebook
 
     from autograder.course import Course
-    from autograder.grader_side.gradebook import Recorder
+    from autograder.nbgrader.recorder import Recorder
 
     root, results = graded
     result = copy.deepcopy(results["students"]["ref"])
@@ -312,7 +312,7 @@ def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorde
     from nbgrader.api import Gradebook
 
     from autograder.course import Course
-    from autograder.grader_side.gradebook import Recorder
+    from autograder.nbgrader.recorder import Recorder
 
     _, results = graded
     root = clone_course(course, tmp_path / "course")

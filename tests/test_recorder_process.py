@@ -10,7 +10,7 @@ import time
 import pytest
 
 from autograder import api
-from autograder.grader_side.recorder_process import RecorderProcess
+from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import ASSIGNMENT, clone_course, gradebook_checks
 

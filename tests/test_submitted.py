@@ -95,7 +95,7 @@ def test_students_are_folders_and_links_to_folders_not_files_or_hidden_entries(r
     lambda r: ((r / "x").mkdir(), os.symlink(r / "elsewhere", r / "x" / A)),      # a link to nothing
 ])
 def test_a_linked_folder_gives_only_its_own_reason_not_a_timestamp_flag(root, make):
-    from autograder.grader_side.gradebook import _timestamp
+    from autograder.nbgrader.recorder import _timestamp
 
     make(root)
     found, refused = submitted.bookkeeping(root / "x", A)

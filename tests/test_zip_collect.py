@@ -16,7 +16,7 @@ import zipfile
 import pytest
 
 from autograder import api
-from autograder.grader_side.collect import file_id_problem, member_parts, student_id_problem
+from autograder.nbgrader.plugins.zip_collect import file_id_problem, member_parts, student_id_problem
 from nbgrader_course import ASSIGNMENT, clone_course
 
 pytestmark = pytest.mark.slow
@@ -293,7 +293,7 @@ def canvas(course, tmp_path_factory):
         ("corrupt_4042_88332_upload.zip", b"PK\x03\x04 not a zip"),
     ])
     done = api.nbgrader("zip_collect", ASSIGNMENT, "--force",
-                        "--collector=autograder.grader_side.collect.CanvasCollector", repo=root, check=False)
+                        "--collector=autograder.nbgrader.plugins.zip_collect.CanvasCollector", repo=root, check=False)
     return root, done
 
 

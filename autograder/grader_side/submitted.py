@@ -47,7 +47,7 @@ MAX_MARKUP_CELL = 16_000
 MAX_MARKUP = 64_000
 # nbgrader's notes on a submission (written by `collect` and `zip_collect`), which its feedback
 # commands read back from autograded/, and the LMS's mark of a late upload that `zip_collect` with
-# the Canvas collector keeps (grader_side/collect.py).
+# the Canvas collector keeps (nbgrader/plugins/zip_collect.py).
 LMS_LATE = "lms_late.txt"
 BOOKKEEPING = ("timestamp.txt", "submission_secret.txt", LMS_LATE)
 

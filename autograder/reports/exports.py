@@ -6,6 +6,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from autograder.compat import moved
 from autograder.reports import pages
 from autograder.reports.escape import for_csv, for_id, for_terminal, for_terminal_lines
 
@@ -140,11 +141,6 @@ def describe_isolation(isolation: dict) -> str:
 
 
 def __getattr__(name: str):
-    """``NbgraderCsvExport`` lives in ``reports.lms`` with the other exporters (this module no longer
-    imports nbgrader, which costs most of a second at every start); a course folder whose
-    ``nbgrader_config.py`` still imports it from here gets it from there."""
-    if name == "NbgraderCsvExport":
-        from autograder.reports.lms import NbgraderCsvExport
-
-        return NbgraderCsvExport
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """nbgrader's export plugins live in ``autograder.nbgrader.plugins.export``; a course folder whose
+    ``nbgrader_config.py`` still imports one from here gets it from there (``compat.moved``)."""
+    return moved(__name__, name)

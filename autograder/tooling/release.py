@@ -16,8 +16,9 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
 from autograder.course import CourseError
-from autograder.grader_side import late, problem_set
+from autograder.grader_side import problem_set
 from autograder.grader_side.assignment import REPO, Assignment
+from autograder.nbgrader.plugins import late
 from autograder.tooling import authoring, classroom
 
 RUNTIME = Path(__file__).resolve().parents[1] / "student_side"   # autograder/student_side

@@ -122,7 +122,8 @@ class LentGradebook:
 # The modules whose preprocessors open the gradebook themselves (by this name), ours included.
 _OPENERS = ("nbgrader.preprocessors.overwritekernelspec", "nbgrader.preprocessors.overwritecells",
             "nbgrader.preprocessors.saveautogrades", "nbgrader.preprocessors.latesubmissions",
-            "autograder.grader_side.nbgrader_execute")
+            "autograder.nbgrader.files", "autograder.nbgrader.preprocessors.forget_unknown_cells",
+            "autograder.nbgrader.preprocessors.mark_for_review")
 _lending: list[LentGradebook] = []   # the session lent now, if any (one thread grades per process)
 
 

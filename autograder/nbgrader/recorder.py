@@ -43,17 +43,21 @@ from sqlalchemy import insert
 from sqlalchemy.exc import IntegrityError, SAWarning
 
 from autograder.course import Course, CourseError, alembic_on_path
-from autograder.grader_side import nbgrader_execute, submitted
+from autograder.grader_side import submitted
 from autograder.grader_side.assignment import Assignment
-from autograder.grader_side.lent_gradebook import Source, lent
-from autograder.grader_side.nbgrader_execute import MarkForReview, SaveAutoGrades, write_outcomes
 from autograder.grader_side.pipeline import Outcome
 from autograder.grader_side.results import NOT_WRITTEN
+from autograder.nbgrader.exporter import placeholder, read_submitted
+from autograder.nbgrader.files import submission_time
+from autograder.nbgrader.lent_gradebook import Source, lent
+from autograder.nbgrader.outputs import write_outcomes
+from autograder.nbgrader.preprocessors import SANITIZE as AUTOGRADE_SANITIZE
+from autograder.nbgrader.preprocessors import MarkForReview, SaveAutoGrades
 from autograder.student_side.checks import quoted
 
 # nbgrader's Autograde.sanitize_preprocessors, and its autograde_preprocessors after execution
 # (its closing CheckCellMetadata left out: nothing after sanitizing changes cell metadata).
-SANITIZE = tuple(nbgrader_execute.SANITIZE)
+SANITIZE = tuple(AUTOGRADE_SANITIZE)
 RECORD = (IgnorePattern, LimitOutput, SaveAutoGrades, MarkForReview, AssignLatePenalties)
 RETRIES = 5
 
@@ -259,7 +263,7 @@ def _timestamp(kept: dict[str, bytes], refused: dict[str, str]) -> tuple:
     None; why a timestamp.txt could not be read, or ""). It may come from the student's side of the
     exchange, so anything that is not a time is only reported."""
     if "timestamp.txt" in kept:
-        when = nbgrader_execute.submission_time(kept["timestamp.txt"])
+        when = submission_time(kept["timestamp.txt"])
         text = kept["timestamp.txt"].decode("utf-8", errors="replace").strip()
         return (when, "") if when else (None, quoted(text[:40]) if text else "it is empty")
     if "timestamp.txt" in refused:
@@ -278,9 +282,9 @@ def _read(folder: Path, a: Assignment, notebook: str):
     except submitted.Missing:
         return None
     except submitted.Refused as exc:
-        return nbgrader_execute.placeholder(a, notebook, str(exc))
+        return placeholder(a, notebook, str(exc))
     try:
-        return nbgrader_execute.read_submitted(data)
+        return read_submitted(data)
     except Exception:
         return None
 

@@ -148,7 +148,7 @@ class RecorderProcess:
 def main(argv: list[str]) -> int:
     """The child: record each student read from stdin, reply on stdout."""
     from autograder.course import Course
-    from autograder.grader_side.gradebook import Recorder
+    from autograder.nbgrader.recorder import Recorder
 
     root, assignment = Path(argv[0]), argv[1]
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")

@@ -8,7 +8,7 @@
   ``nbgrader_config.py`` names in ``c.AssignLatePenalties.plugin_class``. nbgrader's own
   ``AssignLatePenalties`` calls it for each notebook of a late submission, in ``nbgrader
   autograde`` and, with the same configuration, when ``course autograde`` records a student
-  (``grader_side.gradebook``): the same plugin, the same student id, notebook score and seconds late.
+  (``nbgrader.recorder``): the same plugin, the same student id, notebook score and seconds late.
 - An extension is extra days in ``extensions.toml`` beside the gradebook (student data, like the
   gradebook: git-ignored), read by the plugin in both graders: per assignment, a student id and
   a number of days added to that student's due date. nbgrader 0.9 has an extension column

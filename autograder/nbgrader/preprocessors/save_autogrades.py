@@ -1,0 +1,14 @@
+"""nbgrader's ``SaveAutoGrades``, in one transaction per notebook."""
+from __future__ import annotations
+
+from nbgrader import preprocessors as nbgrader_preprocessors
+
+from autograder.nbgrader.lent_gradebook import one_transaction
+
+
+class SaveAutoGrades(nbgrader_preprocessors.SaveAutoGrades):
+    """nbgrader's, writing the notebook's grades in one transaction, not one per cell (``lent_gradebook``)."""
+
+    def preprocess(self, nb, resources):
+        with one_transaction(resources):
+            return super().preprocess(nb, resources)
