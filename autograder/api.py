@@ -3,12 +3,18 @@
 - ``release`` (and ``make_course``): build the source notebooks and generate the student release
   with nbgrader
 - ``course_root``: the course folder a command works on (the one it is run in: ``course.Course``);
-  ``problem_sets``, ``schedule``, ``scheduled``: what that folder holds
+  ``problem_sets``, ``schedule``, ``scheduled``: what that folder holds. Every function that reads
+  a course takes it as ``course`` (``repo`` for ``autograde`` and ``nbgrader``): a ``Course``, its
+  folder, or None for the folder the call runs in (``Course.here()``), never the kit's checkout
 - ``autograde``: grade a folder of submissions in sandboxed children, in parallel, and (with
   ``gradebook=True``) record them in nbgrader's gradebook and autograded/; ``write_csv``
 - ``grade`` (``grade_one``: with the isolation it ran under): grade one submission; ``gradescope``:
   its results in Gradescope's format; ``gradescope_package``: Gradescope's autograder.zip
 - ``compare_nbgrader``: flag every check nbgrader's autograde scored differently
+
+``autograde``, ``grade`` and ``grade_one`` return JSON (the results document of
+``docs/results.schema.json``); ``grade_class`` and ``grade_submission`` return the same as typed
+``grader_side.results.Results``, which the package's own modules use.
 """
 from __future__ import annotations
 
@@ -18,12 +24,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autograder.course import Course, CourseError
 from autograder.grader_side import pipeline
-from autograder.grader_side.assignment import REPO, Assignment
+from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.pipeline import grade_safely
+from autograder.grader_side.results import Results, StudentResult, as_results, refresh
 from autograder.grader_side.sandbox import PRELOAD, grading_sandbox
 from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.reports.exports import gradescope, write_csv, write_json
@@ -32,23 +39,23 @@ if TYPE_CHECKING:    # at run time from tooling.release on first use (module __g
     from autograder.tooling.release import make_course, nbgrader, release
 
 __all__ = ["CourseError", "autograde", "autograded_folder", "compare_nbgrader", "course_root", "find_submissions",
-           "grade", "grade_one", "gradescope", "gradescope_package", "make_course", "nbgrader", "problem_sets",
+           "grade", "grade_class", "grade_one", "grade_submission", "gradescope", "gradescope_package", "make_course", "nbgrader", "problem_sets",
            "record_gradebook", "release", "schedule", "scheduled", "submitted_folder", "write_csv", "write_json"]
 
 
-def problem_sets(repo: Path = REPO) -> list[str]:
-    """The problem sets of the course in ``repo`` (the folders of ``solutions/``)."""
-    return Course(repo).problem_sets()
+def problem_sets(course: Course | Path | None = None) -> list[str]:
+    """The problem sets of ``course`` (default: the folder this runs in), the folders of ``solutions/``."""
+    return Course.of(course).problem_sets()
 
 
-def schedule(repo: Path = REPO) -> list[dict]:
-    """The weeks of the course's ``course/schedule.toml`` that release a problem set, in week order."""
-    return Course(repo).schedule()
+def schedule(course: Course | Path | None = None) -> list[dict]:
+    """The weeks of ``course``'s ``course/schedule.toml`` that release a problem set, in week order."""
+    return Course.of(course).schedule()
 
 
-def scheduled(week: int, repo: Path = REPO) -> str:
-    """The problem set the course's schedule releases in ``week``."""
-    return Course(repo).scheduled(week)
+def scheduled(week: int, course: Course | Path | None = None) -> str:
+    """The problem set ``course``'s schedule releases in ``week``."""
+    return Course.of(course).scheduled(week)
 
 
 # ---- the course folder ---------------------------------------------------------------------------
@@ -69,13 +76,17 @@ def autograded_folder(root: Path) -> Path:
     return Course(root).folder("autograded")
 
 
-def record_gradebook(results: dict, submissions: Path, repo: Path = REPO) -> None:
-    """Write a results document of the submissions in ``submissions`` into the gradebook and
-    autograded/ of the course at ``repo`` (what ``autograde(..., gradebook=True)`` does on the way)."""
+def record_gradebook(results: Results | dict[str, Any], submissions: Path, course: Course | Path | None = None) -> None:
+    """Write the results (a ``Results``, or the results document ``autograde`` returns) of the
+    submissions in ``submissions`` into the gradebook and autograded/ of ``course`` (what
+    ``autograde(..., gradebook=True)`` does on the way); the results then say what it recorded."""
     folders = find_submissions(submissions)
-    with _recorder(repo, results["assignment"]) as recorder:
-        for sid, result in results["students"].items():
+    typed = as_results(results)
+    with _recorder(Course.of(course), typed.assignment) as recorder:
+        for sid, result in typed.students.items():
             recorder.record_safely(sid, result, folders[sid])
+    if isinstance(results, dict):
+        refresh(results, typed)
 
 
 # ---- autograde -------------------------------------------------------------------------------
@@ -94,14 +105,16 @@ def find_submissions(folder: Path) -> dict[str, Path]:
     return submitted.students(folder)
 
 
-def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
-              progress=None, repo: Path = REPO, gradebook: bool = False, allow_weak_isolation: bool = False,
-              scheduler: str | None = None, insecure_cluster: bool = False, only: list[str] | None = None) -> dict:
+def grade_class(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
+              progress=None, repo: Course | Path | None = None, gradebook: bool = False,
+              allow_weak_isolation: bool = False, scheduler: str | None = None, insecure_cluster: bool = False,
+              only: list[str] | None = None) -> Results:
     """Grade every submission in ``submissions`` (or the students ``only`` names); returns the
-    results document.
+    results (``autograde``: as the results document, JSON).
 
-    With ``gradebook``, each student is also written into the gradebook and autograded/ folder of
-    the course at ``repo`` as soon as they are graded (while the others are being graded).
+    The set is read from the course folder ``repo`` (a ``Course`` or its folder; default the folder
+    this runs in). With ``gradebook``, each student is also written into that course's gradebook and
+    autograded/ folder as soon as they are graded (while the others are being graded).
     With ``scheduler`` (``tls://HOST:PORT``, reached with the certificate files the course's
     ``nbgrader_config.py`` names; ``tcp://`` only with ``insecure_cluster``) each submission is a
     task on that dask.distributed cluster (``grader_side.cluster``); ``workers`` is then the
@@ -111,7 +124,8 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     isolation grades ONE submission per throwaway environment (the machine's other files, another
     copy of the course among them, are not hidden from it): with more, this raises CourseError.
     """
-    a = Assignment(assignment, repo)
+    course = Course.of(repo)
+    a = Assignment(assignment, course.root)
     for notebook in a.notebooks:
         a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
     students = find_submissions(submissions)
@@ -125,10 +139,10 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
     if scheduler:
         from autograder.grader_side import cluster
 
-        security = cluster.security(scheduler, repo, insecure_cluster)
+        security = cluster.security(scheduler, course.root, insecure_cluster)
     started = time.monotonic()
     # The recorder is a process of its own: it writes each student while the others are graded.
-    with RecorderProcess(repo, assignment) if gradebook else nullcontext() as recorder:
+    with RecorderProcess(course.root, assignment) if gradebook else nullcontext() as recorder:
         if scheduler:
             record = None
             if recorder:
@@ -137,9 +151,16 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
             doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress, security,
                                     allow_weak_isolation, graded=record)
         else:
-            doc = _autograde_here(a, students, workers, timeout, progress, (repo, submissions), recorder,
-                                  allow_weak_isolation)
-    return {**doc, "seconds": round(time.monotonic() - started, 2)}   # recording's tail included
+            hide = (course.root, submissions)
+            doc = _autograde_here(a, students, workers, timeout, progress, hide, recorder, allow_weak_isolation)
+    doc.seconds = round(time.monotonic() - started, 2)   # recording's tail included
+    return doc
+
+
+def autograde(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """``grade_class(...)`` (the same arguments) as the results document: the JSON of
+    ``results.json``, which ``docs/results.schema.json`` describes."""
+    return grade_class(*args, **kwargs).to_dict()
 
 
 def weak_isolation_refused(count: int) -> str:
@@ -151,7 +172,7 @@ def weak_isolation_refused(count: int) -> str:
 
 
 def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, timeout: float, progress, hide,
-                    recorder, allow_weak_isolation: bool) -> dict:
+                    recorder, allow_weak_isolation: bool) -> Results:
     """``autograde`` on this machine: a pool of threads, each grading in the one warm sandbox."""
     import torch
 
@@ -161,7 +182,7 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
     # only spin, at about 0.1 s of core time per submission. Parallelism comes from the tasks.
     torch.set_num_threads(1)
     workers = workers or os.cpu_count() or 1
-    results: dict[str, dict] = {}
+    results: dict[str, StudentResult] = {}
     try:
         sandbox = grading_sandbox(timeout, hide=hide, allow_weak_isolation=allow_weak_isolation)
     except SandboxError as exc:
@@ -180,29 +201,38 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
                 if progress:
                     progress(futures[future])
         isolation = dict(sandbox.isolation)
-    return {"assignment": a.name, "isolation": isolation, "workers": workers,
-            "students": {sid: results[sid] for sid in sorted(results)}}
+    return Results(a.name, isolation, workers, {sid: results[sid] for sid in sorted(results)})
 
 
-def _recorder(root: Path, assignment: str):
-    from autograder.course import Course
+def _recorder(course: Course, assignment: str):
     from autograder.nbgrader.recorder import Recorder
 
-    return Recorder(Course(root), assignment)
+    return Recorder(course, assignment)
 
 
 # ---- one submission ------------------------------------------------------------------------
 
-def grade(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: Path = REPO) -> dict:
-    """Grade one submission given as its notebook files (named concepts.ipynb / build.ipynb)."""
-    return grade_one(notebooks, assignment, timeout, repo)["students"]["student"]
+def grade(notebooks: list[Path], assignment: str, timeout: float = 60.0,
+          course: Course | Path | None = None) -> dict:
+    """Grade one submission given as its notebook files (named concepts.ipynb / build.ipynb), by the
+    set of ``course`` (default: the course folder this runs in)."""
+    return grade_submission(notebooks, assignment, timeout, course).students["student"].to_dict()
 
 
-def grade_one(notebooks: list[Path], assignment: str, timeout: float = 60.0, repo: Path = REPO) -> dict:
+def grade_one(*args: Any, **kwargs: Any) -> dict[str, Any]:
     """``grade``, returning the whole results document of this class of one: the student is
-    ``students["student"]``, and ``isolation`` says what their code ran under."""
+    ``students["student"]``, and ``isolation`` says what their code ran under
+    (``grade_submission(...)``, the same arguments, as JSON)."""
+    return grade_submission(*args, **kwargs).to_dict()
+
+
+def grade_submission(notebooks: list[Path], assignment: str, timeout: float = 60.0,
+                     course: Course | Path | None = None) -> Results:
+    """The results of a class of one: the submission given as its notebook files is the student
+    ``"student"``, and ``isolation`` says what their code ran under."""
     import tempfile
 
+    course = Course.of(course)   # a usage error before the notebooks are looked at
     missing = [str(p) for p in notebooks if not Path(p).is_file()]
     if missing:
         raise CourseError(f"no such notebook: {', '.join(missing)}")
@@ -211,43 +241,47 @@ def grade_one(notebooks: list[Path], assignment: str, timeout: float = 60.0, rep
         (folder / "student").mkdir(parents=True)
         for path in notebooks:
             shutil.copy(path, folder / "student" / Path(path).name)
-        return autograde(assignment, folder, workers=1, timeout=timeout, repo=repo)
+        return grade_class(assignment, folder, workers=1, timeout=timeout, repo=course)
 
 
-def gradescope_package(assignment: str, out: Path, repo: Path = REPO) -> Path:
-    """Gradescope's autograder package for ``assignment`` of the course at ``repo``, written to
-    ``out`` (``autograder.tooling.gradescope``)."""
+def gradescope_package(assignment: str, out: Path, course: Course | Path | None = None) -> Path:
+    """Gradescope's autograder package for ``assignment`` of ``course`` (default: the course folder
+    this runs in), written to ``out`` (``autograder.tooling.gradescope``)."""
     from autograder.tooling import gradescope as package
 
-    return package.build(assignment, out, repo)
+    return package.build(assignment, out, course)
 
 
 # ---- cross-check with nbgrader -------------------------------------------------------------
 
-def compare_nbgrader(results: dict, gradebook: Path) -> dict[str, list[str]]:
+def compare_nbgrader(results: Results | dict[str, Any], gradebook: Path) -> dict[str, list[str]]:
     """Per student, every check where nbgrader's autograde score differs from ours.
 
-    Records the differences in each student's ``disagreements`` and returns them.
+    Records the differences in each student's ``disagreements`` (of the ``Results``, or of the
+    results document ``autograde`` returns) and returns them.
     """
     from nbgrader.api import Gradebook, MissingEntry
 
     if not gradebook.is_file():
         raise CourseError(f"no nbgrader gradebook at {gradebook}: run `nbgrader autograde` first, or pass its path")
     found: dict[str, list[str]] = {}
+    typed = as_results(results)
     with Gradebook(f"sqlite:///{gradebook.resolve()}") as gb:
-        for sid, r in results["students"].items():
+        for sid, r in typed.students.items():
             try:
-                submission = gb.find_submission(results["assignment"], sid)
+                submission = gb.find_submission(typed.assignment, sid)
             except MissingEntry:
                 continue
-            ours = {row["id"]: row["score"] for q in r.get("questions", {}).values() for row in q.get("checks", [])}
+            ours = {row.id: row.score for _, row in r.checks()}
             theirs = {g.name: g.auto_score for nb in submission.notebooks for g in nb.grades
                       if g.auto_score is not None}
             lines = [f"{cid}: nbgrader {theirs[cid]:g}, course autograde {ours[cid]:g}"
                      for cid in ours if cid in theirs and abs(theirs[cid] - ours[cid]) > 1e-9]
-            r["disagreements"] = lines
+            r.disagreements = lines
             if lines:
                 found[sid] = lines
+    if isinstance(results, dict):
+        refresh(results, typed)
     return found
 
 

@@ -244,7 +244,7 @@ def grade_assignment(notebooks: list[Path], root: Path) -> str:
 def _grade(args) -> int:
     root = api.course_root()
     assignment = args.assignment or grade_assignment(args.notebooks, root)
-    doc = api.grade_one(args.notebooks, assignment, args.timeout, repo=root)
+    doc = api.grade_one(args.notebooks, assignment, args.timeout, course=root)
     result = doc["students"]["student"]
     for qid, q in result["questions"].items():
         score = "manual" if q["score"] is None else f"{q['score']:g}/{q['max_score']:g}"

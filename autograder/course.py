@@ -36,6 +36,14 @@ class Course:
         the current directory)."""
         return cls(Path(folder or os.getcwd()))
 
+    @classmethod
+    def of(cls, course: Course | Path | str | None = None) -> Course:
+        """The course folder an API call is given: ``course`` itself, the folder at that path, or
+        (None) the one the command runs in (:meth:`here`). Never the kit's checkout unless asked."""
+        if isinstance(course, Course):
+            return course
+        return cls.here(None if course is None else Path(course))
+
     # ---- what the folder holds ----------------------------------------------------------------
 
     def problem_sets(self) -> list[str]:

@@ -129,7 +129,7 @@ def honest_core_seconds(root: Path, students: int) -> tuple[dict[str, float], fl
 def recording_seconds(root: Path, results: dict) -> float:
     """Core seconds per student of writing an already graded class into the gradebook again."""
     started = time.process_time()
-    api.record_gradebook(results, root / "submitted", repo=root)
+    api.record_gradebook(results, root / "submitted", course=root)
     return (time.process_time() - started) / max(1, len(results["students"]))
 
 

@@ -109,7 +109,7 @@ def test_releasing_twice_changes_nothing(made):
     before = _files(made.release_dir)
     weights = made.source_dir / WEIGHTS
     stamp = weights.stat().st_mtime_ns
-    api.release(SET, repo=made.repo)
+    api.release(SET, course=made.repo)
     assert _files(made.release_dir) == before
     assert weights.stat().st_mtime_ns == stamp, "a weights file that is already right is left untouched"
 

@@ -57,7 +57,7 @@ def test_the_notebook_says_to_write_the_value_itself_before_submission(computed)
 
 def test_the_grader_says_the_value_came_from_a_cell_it_does_not_run(computed):
     root, a, folder = computed
-    result = api.grade_one(sorted(folder.glob("*.ipynb")), a.name, repo=root / "course")["students"]["student"]
+    result = api.grade_one(sorted(folder.glob("*.ipynb")), a.name, course=root / "course")["students"]["student"]
     b7 = result["questions"]["B7"]
     failed = {row["id"]: row["message"] for row in b7["checks"] if not row["passed"]}
     assert set(failed) == {"B7_drop", "B7_settled"}, failed          # the cell stopped at b7_drop's line

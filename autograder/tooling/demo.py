@@ -16,8 +16,9 @@ from pathlib import Path
 import nbformat
 
 from autograder import api
+from autograder.course import Course
 from autograder.grader_side import misconceptions
-from autograder.grader_side.assignment import REPO, Assignment
+from autograder.grader_side.assignment import Assignment
 from autograder.reports import feedback, report
 from autograder.tooling.sampleclass import write_submission
 
@@ -77,30 +78,34 @@ def build_class(course: Path, a: Assignment) -> list[str]:
     return ids
 
 
-def sets(repo: Path = REPO) -> list[str]:
-    """The problem sets the demo grades: those the schedule releases, in week order."""
-    return [entry["assignment"] for entry in api.schedule(repo)]
+def sets(course: Course | Path | None = None) -> list[str]:
+    """The problem sets the demo grades: those the schedule of ``course`` (default: the course folder
+    this runs in) releases, in week order."""
+    return [entry["assignment"] for entry in api.schedule(course)]
 
 
-def run(out: Path, assignment: str, progress=None, repo: Path = REPO) -> tuple[dict, dict[str, Path]]:
-    """Run the whole demo of one set into ``out``; returns the results and what it wrote, by name."""
-    api.release(assignment, repo)
-    course = out / "course"
-    shutil.rmtree(course, ignore_errors=True)
-    course.mkdir(parents=True)
-    a = api.make_course(course, assignment, repo=repo)
-    ids = build_class(course, a)
+def run(out: Path, assignment: str, progress=None,
+        course: Course | Path | None = None) -> tuple[dict, dict[str, Path]]:
+    """Run the whole demo of one set of ``course`` (default: the course folder this runs in) into
+    ``out``, in a throwaway copy of that course; returns the results and what it wrote, by name."""
+    source = Course.of(course)
+    api.release(assignment, source)
+    folder = out / "course"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    a = api.make_course(folder, assignment, source)
+    ids = build_class(folder, a)
     if progress:
         progress("class", len(ids))
-    results = api.autograde(a.name, course / "submitted", timeout=TIMEOUT,
-                            progress=progress and (lambda sid: progress("graded", sid)), repo=course)
+    results = api.autograde(a.name, folder / "submitted", timeout=TIMEOUT,
+                            progress=progress and (lambda sid: progress("graded", sid)), repo=folder)
     if progress:
         progress("done", results)
     started = time.monotonic()
     api.nbgrader("autograde", a.name, "--force", "--log-level=ERROR", f"--SandboxExecute.timeout={TIMEOUT}",
-                 repo=course, check=False)
+                 repo=folder, check=False)
     nbgrader_seconds = time.monotonic() - started
-    api.compare_nbgrader(results, course / "gradebook.db")
+    api.compare_nbgrader(results, folder / "gradebook.db")
     results["nbgrader_seconds"] = round(nbgrader_seconds, 1)
     written = {"results": out / "results.json", "grades": out / "grades.csv", "gradescope": out / "gradescope",
                "feedback": out / "feedback"}   # and "report", once written

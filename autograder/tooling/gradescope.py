@@ -30,7 +30,7 @@ import zipfile
 from pathlib import Path
 
 from autograder.compat import tomllib
-from autograder.course import CourseError
+from autograder.course import Course, CourseError
 from autograder.grader_side.assignment import REPO, Assignment
 
 DEFAULT_VENV = "/opt/course-venv"
@@ -183,18 +183,18 @@ exit 0
 
 # ---- the package ---------------------------------------------------------------------------
 
-def pins(repo: Path = REPO) -> list[str]:
-    """The kit's dependencies as its pyproject.toml pins them."""
-    return list(tomllib.loads((repo / "pyproject.toml").read_text())["project"]["dependencies"])
+def pins() -> list[str]:
+    """The kit's dependencies as its pyproject.toml pins them (the one ``KIT`` packs, from the kit's
+    checkout: a course folder need not have one)."""
+    return list(tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"])
 
 
-def scripts(assignment: str, repo: Path = REPO, extra_index_url: str = "",
-            torch_index_url: str = TORCH_CPU_INDEX) -> dict[str, str]:
+def scripts(assignment: str, extra_index_url: str = "", torch_index_url: str = TORCH_CPU_INDEX) -> dict[str, str]:
     """setup.sh and run_autograder for ``assignment``, filled in."""
     for text in (assignment, extra_index_url, torch_index_url):
         if any(c in text for c in "\"'`$\\\n"):
             raise CourseError(f"{text!r} cannot be written into a shell script: use plain characters")
-    pinned = pins(repo)
+    pinned = pins()
     torch = [p for p in pinned if p.replace(" ", "").startswith("torch==")]
     fill = {"@PINS@": " ".join(shlex.quote(p) for p in pinned), "@EXTRA_INDEX_URL@": extra_index_url,
             "@TORCH_INDEX_URL@": torch_index_url, "@TORCH_PIN@": " ".join(shlex.quote(p) for p in torch),
@@ -207,10 +207,10 @@ def scripts(assignment: str, repo: Path = REPO, extra_index_url: str = "",
     return {"setup.sh": setup, "run_autograder": RUN_AUTOGRADER.replace("@ASSIGNMENT@", shlex.quote(assignment))}
 
 
-def course_files(assignment: str, repo: Path = REPO) -> dict[str, Path]:
+def course_files(assignment: str, course: Course | Path | None = None) -> dict[str, Path]:
     """Archive name -> file, for every file the package holds: ``KIT`` from the kit's checkout,
-    ``COURSE`` from the course folder ``repo``. A link inside its folder is stored as what it points
-    at; a link out of it is an error."""
+    ``COURSE`` from ``course`` (default: the course folder this runs in). A link inside its folder
+    is stored as what it points at; a link out of it is an error."""
     files: dict[str, Path] = {}
 
     def add(name: str, path: Path, top: Path) -> None:
@@ -226,7 +226,7 @@ def course_files(assignment: str, repo: Path = REPO) -> dict[str, Path]:
         elif path.is_file():
             files[name] = path
 
-    for top, entries in ((REPO.resolve(), KIT), (Path(repo).resolve(), COURSE)):
+    for top, entries in ((REPO.resolve(), KIT), (Course.of(course).root, COURSE)):
         for entry in entries:
             name = entry.format(a=assignment)
             if not (top / name).exists():
@@ -235,16 +235,18 @@ def course_files(assignment: str, repo: Path = REPO) -> dict[str, Path]:
     return files
 
 
-def build(assignment: str, out: Path, repo: Path = REPO) -> Path:
-    """Write Gradescope's autograder package for ``assignment`` of the course at ``repo`` to ``out``."""
-    a = Assignment(assignment, repo)
+def build(assignment: str, out: Path, course: Course | Path | None = None) -> Path:
+    """Write Gradescope's autograder package for ``assignment`` of ``course`` (default: the course
+    folder this runs in) to ``out``: the kit's runtime from its checkout, the set from the course."""
+    course = Course.of(course)
+    a = Assignment(assignment, course.root)
     for notebook in a.notebooks:
         a.cells(notebook)           # the source notebooks exist
         a.cells(notebook, released=True)
     extra = os.environ.get("COURSE_EXTRA_INDEX_URL", "")
     torch_index = os.environ.get("COURSE_TORCH_INDEX_URL", TORCH_CPU_INDEX)
-    entries = {name: text.encode() for name, text in scripts(assignment, repo, extra, torch_index).items()}
-    files = course_files(assignment, repo)
+    entries = {name: text.encode() for name, text in scripts(assignment, extra, torch_index).items()}
+    files = course_files(assignment, course)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(out.name + ".partial")

@@ -69,11 +69,11 @@ class Report:
 
 
 def run(assignment: str, graders=GRADERS, workers: int = 0, repo: Path | None = None) -> Report:
-    """The mutation report of the set ``assignment`` of the course in ``repo`` (default: this
-    checkout), graded in a throwaway copy of it."""
+    """The mutation report of the set ``assignment`` of the course in ``repo`` (default: the course
+    folder this runs in), graded in a throwaway copy of it."""
     with tempfile.TemporaryDirectory() as tmp:
         course = Path(tmp) / "template"
-        template = api.make_course(course, assignment, **({"repo": repo} if repo else {}))
+        template = api.make_course(course, assignment, repo)
         report = Report(template, entries=template.set.catalogue, variants=template.set.variants)
         submissions = pack(template, report.entries + report.variants)
         halves = [submissions[0::2], submissions[1::2]] if "nbgrader" in graders else [submissions]

@@ -15,9 +15,9 @@ from pathlib import Path
 from nbconvert.preprocessors import Preprocessor
 from traitlets import Bool
 
-from autograder.course import CourseError
+from autograder.course import Course, CourseError
 from autograder.grader_side import problem_set
-from autograder.grader_side.assignment import REPO, Assignment
+from autograder.grader_side.assignment import Assignment
 from autograder.nbgrader.plugins import late
 from autograder.tooling import authoring, classroom
 
@@ -96,19 +96,21 @@ def _builder(source_dir: Path):
     return importlib.import_module(f"{problem_set.load(source_dir).package}.grading.built")
 
 
-def release(assignment: str, repo: Path = REPO) -> list[Path]:
-    """Rebuild ``solutions/<assignment>/*.ipynb`` from their text form and regenerate the release."""
-    a = Assignment(assignment, repo)
+def release(assignment: str, course: Course | Path | None = None) -> list[Path]:
+    """Rebuild ``solutions/<assignment>/*.ipynb`` of ``course`` (default: the course folder this runs
+    in) from their text form and regenerate its release."""
+    root = Course.of(course).root
+    a = Assignment(assignment, root)
     if not a.source_dir.is_dir():
-        raise CourseError(f"no problem set {assignment!r} in {repo / 'solutions'}")
-    if _uncommitted(a.source_dir, repo):
-        warnings.warn(f"{a.source_dir.relative_to(repo)} has uncommitted edits: the release will not match "
+        raise CourseError(f"no problem set {assignment!r} in {root / 'solutions'}")
+    if _uncommitted(a.source_dir, root):
+        warnings.warn(f"{a.source_dir.relative_to(root)} has uncommitted edits: the release will not match "
                       "what is committed; commit them with the release", stacklevel=2)
     _build_notebooks(a.source_dir)
     build_files(a.source_dir)    # into the set's folder: the source notebooks use them in place, nbgrader copies them
     ship_runtime(a.source_dir)   # so the source notebooks run (and `nbgrader validate` them) in place
-    nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=repo)
-    late.record_due_date(assignment, repo)   # course/schedule.toml's due date into the gradebook
+    nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=root)
+    late.record_due_date(assignment, root)   # course/schedule.toml's due date into the gradebook
     return sorted(p for p in a.release_dir.rglob("*") if p.is_file())
 
 
@@ -120,34 +122,39 @@ def _build_notebooks(source_dir: Path) -> None:
         raise CourseError(f"{source_dir.name}: {exc}") from None
 
 
-def nbgrader(*args: str, repo: Path = REPO, check: bool = True) -> subprocess.CompletedProcess:
-    """Run an nbgrader command in the course folder with this environment's tools on PATH."""
+def nbgrader(*args: str, repo: Course | Path | None = None, check: bool = True) -> subprocess.CompletedProcess:
+    """Run an nbgrader command in the folder ``repo`` with this environment's tools on PATH: a course
+    (a ``Course`` or its folder) or, for nbgrader's exchange commands, a student's folder; default
+    the folder this runs in, as the ``nbgrader`` command itself."""
     env = dict(os.environ, PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=repo, env=env,
+    cwd = repo.root if isinstance(repo, Course) else repo
+    done = subprocess.run([sys.executable, "-m", "nbgrader", *args], cwd=cwd, env=env,
                           capture_output=True, text=True)
     if check and done.returncode != 0:
         raise CourseError(f"nbgrader {args[0]} failed:\n{done.stderr.strip()[-2000:]}")
     return done
 
 
-def make_course(root: Path, assignment: str, repo: Path = REPO) -> Assignment:
-    """A throwaway course folder at ``root``: the sources rebuilt from their text form, the files the
-    set builds, nbgrader's configuration, and a fresh release (for tests, the demo, the benchmark and
-    the mutation report)."""
-    shutil.copytree(repo / "solutions", root / "solutions",
+def make_course(root: Path, assignment: str, source: Course | Path | None = None) -> Assignment:
+    """A throwaway course folder at ``root``, copied from the course ``source`` (default: the course
+    folder this runs in): the sources rebuilt from their text form, the files the set builds,
+    nbgrader's configuration, and a fresh release (for tests, the demo, the benchmark and the
+    mutation report)."""
+    origin = Course.of(source).root
+    shutil.copytree(origin / "solutions", root / "solutions",
                     ignore=shutil.ignore_patterns("__pycache__", "*.ipynb"))
-    shutil.copy(repo / "nbgrader_config.py", root)
+    shutil.copy(origin / "nbgrader_config.py", root)
     a = Assignment(assignment, root)
     _build_notebooks(a.source_dir)
     build_files(a.source_dir)
     nbgrader("generate_assignment", assignment, "--force", "--log-level=WARN", repo=root)
-    late.record_due_date(assignment, root, schedule_repo=repo)   # the schedule's due date, as `course release`
+    late.record_due_date(assignment, root, schedule_repo=origin)   # the schedule's due date, as `course release`
     return a
 
 
-def _uncommitted(path: Path, repo: Path) -> bool:
+def _uncommitted(path: Path, root: Path) -> bool:
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=repo,
+        out = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=root,
                              capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
