@@ -69,8 +69,10 @@ postgresql:
 release: $(STAMP)
 	$(BIN)/python -c "from autograder import api; [api.release(w['assignment']) for w in api.schedule()]"
 
+# A class, then one submission on its own (course grade, Gradescope's run): there start-up is the cost.
 bench: $(STAMP)
 	$(BIN)/python bench/autograde_speed.py
+	$(BIN)/python bench/one_submission.py
 
 figures: $(STAMP)
 	$(BIN)/python course/figures.py

@@ -72,6 +72,7 @@ otherwise raises :class:`SandboxError`.
 from pathlib import Path
 
 from .host import ChildDied, Limits, Sandbox, SandboxError, Session
+from .marks import mark
 
 __all__ = ["PRELOAD", "ChildDied", "Limits", "Sandbox", "SandboxError", "Session", "grading_sandbox", "limits"]
 
@@ -84,6 +85,7 @@ def grading_sandbox(timeout: float, hide=(), allow_weak_isolation: bool = False)
     """The sandbox submissions are graded in (``course autograde`` and ``nbgrader autograde`` alike),
     not yet started: the package's checkout, the home directory and ``hide`` are hidden from it."""
     paths = sorted({REPO, Path.home(), *(Path(p).resolve() for p in hide)})
+    mark("sandbox-wanted")
     return Sandbox(limits(timeout), preload=PRELOAD, hide=paths, allow_weak_isolation=allow_weak_isolation)
 
 

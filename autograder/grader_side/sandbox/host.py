@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import IO, NoReturn
 
 from . import acl, frames, lifecycle, memory, view
+from .marks import mark
 
 log = logging.getLogger("autograder.grader_side.sandbox")
 
@@ -220,11 +221,14 @@ class Sandbox:
         self._state["slots"] = {}            # physical slot -> its locked file (claim_slot)
         self._slots: dict[int, int] = {}     # the caller's slot -> the physical slot its sessions use
         self._finalizer = weakref.finalize(self, _shutdown_zygote, self._state, True)
+        self._opened = False                 # a session has been asked for (the first one is marked)
+        mark("sandbox-start")
         try:
             self._start()
         except BaseException:
             self.close()
             raise
+        mark("sandbox-ready")
 
     # -- zygote management ------------------------------------------------
 
@@ -440,6 +444,9 @@ class Sandbox:
         if type(slot) is not int or not 0 <= slot < lifecycle.SLOTS:
             raise ValueError(f"slot must be an integer in [0, {lifecycle.SLOTS})")
         slot = self._physical(slot)
+        if not self._opened:
+            self._opened = True
+            mark("first-session")
         if self._denial is not None:
             with self._lock:
                 self._uids.add(lifecycle.slot_uid(slot))
@@ -503,6 +510,7 @@ class Sandbox:
             if self._give_files_back():     # a uid with a process left is not given back to other graders
                 _shutdown_zygote(self._state, release=True)
         shutil.rmtree(self._home, ignore_errors=True)
+        mark("sandbox-closed")
 
     def _give_files_back(self) -> bool:
         """Take the ACLs back, only once no process of a session's uid is left: one that outlived
