@@ -11,6 +11,10 @@
 - ``grade`` (``grade_one``: with the isolation it ran under): grade one submission; ``gradescope``:
   its results in Gradescope's format; ``gradescope_package``: Gradescope's autograder.zip
 - ``compare_nbgrader``: flag every check nbgrader's autograde scored differently
+
+``autograde``, ``grade`` and ``grade_one`` return JSON (the results document of
+``docs/results.schema.json``); ``grade_class`` and ``grade_submission`` return the same as typed
+``grader_side.results.Results``, which the package's own modules use.
 """
 from __future__ import annotations
 
@@ -20,12 +24,13 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from autograder.course import Course, CourseError
 from autograder.grader_side import pipeline
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.pipeline import grade_safely
+from autograder.grader_side.results import Results, StudentResult, as_results, refresh
 from autograder.grader_side.sandbox import PRELOAD, grading_sandbox
 from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.reports.exports import gradescope, write_csv, write_json
@@ -34,8 +39,9 @@ if TYPE_CHECKING:    # at run time from tooling.release on first use (module __g
     from autograder.tooling.release import make_course, nbgrader, release
 
 __all__ = ["CourseError", "autograde", "autograded_folder", "compare_nbgrader", "course_root", "find_submissions",
-           "grade", "grade_one", "gradescope", "gradescope_package", "make_course", "nbgrader", "problem_sets",
-           "record_gradebook", "release", "schedule", "scheduled", "submitted_folder", "write_csv", "write_json"]
+           "grade", "grade_class", "grade_one", "grade_submission", "gradescope", "gradescope_package",
+           "make_course", "nbgrader", "problem_sets", "record_gradebook", "release", "schedule", "scheduled",
+           "submitted_folder", "write_csv", "write_json"]
 
 
 def problem_sets(course: Course | Path | None = None) -> list[str]:
@@ -71,13 +77,17 @@ def autograded_folder(root: Path) -> Path:
     return Course(root).folder("autograded")
 
 
-def record_gradebook(results: dict, submissions: Path, course: Course | Path | None = None) -> None:
-    """Write a results document of the submissions in ``submissions`` into the gradebook and
-    autograded/ of ``course`` (what ``autograde(..., gradebook=True)`` does on the way)."""
+def record_gradebook(results: Results | dict[str, Any], submissions: Path, course: Course | Path | None = None) -> None:
+    """Write the results (a ``Results``, or the results document ``autograde`` returns) of the
+    submissions in ``submissions`` into the gradebook and autograded/ of ``course`` (what
+    ``autograde(..., gradebook=True)`` does on the way); the results then say what it recorded."""
     folders = find_submissions(submissions)
-    with _recorder(Course.of(course), results["assignment"]) as recorder:
-        for sid, result in results["students"].items():
+    typed = as_results(results)
+    with _recorder(Course.of(course), typed.assignment) as recorder:
+        for sid, result in typed.students.items():
             recorder.record_safely(sid, result, folders[sid])
+    if isinstance(results, dict):
+        refresh(results, typed)
 
 
 # ---- autograde -------------------------------------------------------------------------------
@@ -96,12 +106,12 @@ def find_submissions(folder: Path) -> dict[str, Path]:
     return submitted.students(folder)
 
 
-def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
+def grade_class(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
               progress=None, repo: Course | Path | None = None, gradebook: bool = False,
               allow_weak_isolation: bool = False, scheduler: str | None = None, insecure_cluster: bool = False,
-              only: list[str] | None = None) -> dict:
+              only: list[str] | None = None) -> Results:
     """Grade every submission in ``submissions`` (or the students ``only`` names); returns the
-    results document.
+    results (``autograde``: as the results document, JSON).
 
     The set is read from the course folder ``repo`` (a ``Course`` or its folder; default the folder
     this runs in). With ``gradebook``, each student is also written into that course's gradebook and
@@ -144,7 +154,14 @@ def autograde(assignment: str, submissions: Path, workers: int = 0, timeout: flo
         else:
             hide = (course.root, submissions)
             doc = _autograde_here(a, students, workers, timeout, progress, hide, recorder, allow_weak_isolation)
-    return {**doc, "seconds": round(time.monotonic() - started, 2)}   # recording's tail included
+    doc.seconds = round(time.monotonic() - started, 2)   # recording's tail included
+    return doc
+
+
+def autograde(*args: Any, **kwargs: Any) -> dict[str, Any]:
+    """``grade_class(...)`` (the same arguments) as the results document: the JSON of
+    ``results.json``, which ``docs/results.schema.json`` describes."""
+    return grade_class(*args, **kwargs).to_dict()
 
 
 def weak_isolation_refused(count: int) -> str:
@@ -156,7 +173,7 @@ def weak_isolation_refused(count: int) -> str:
 
 
 def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, timeout: float, progress, hide,
-                    recorder, allow_weak_isolation: bool) -> dict:
+                    recorder, allow_weak_isolation: bool) -> Results:
     """``autograde`` on this machine: a pool of threads, each grading in the one warm sandbox."""
     import torch
 
@@ -166,7 +183,7 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
     # only spin, at about 0.1 s of core time per submission. Parallelism comes from the tasks.
     torch.set_num_threads(1)
     workers = workers or os.cpu_count() or 1
-    results: dict[str, dict] = {}
+    results: dict[str, StudentResult] = {}
     try:
         sandbox = grading_sandbox(timeout, hide=hide, allow_weak_isolation=allow_weak_isolation)
     except SandboxError as exc:
@@ -185,8 +202,7 @@ def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, time
                 if progress:
                     progress(futures[future])
         isolation = dict(sandbox.isolation)
-    return {"assignment": a.name, "isolation": isolation, "workers": workers,
-            "students": {sid: results[sid] for sid in sorted(results)}}
+    return Results(a.name, isolation, workers, {sid: results[sid] for sid in sorted(results)})
 
 
 def _recorder(course: Course, assignment: str):
@@ -201,13 +217,20 @@ def grade(notebooks: list[Path], assignment: str, timeout: float = 60.0,
           course: Course | Path | None = None) -> dict:
     """Grade one submission given as its notebook files (named concepts.ipynb / build.ipynb), by the
     set of ``course`` (default: the course folder this runs in)."""
-    return grade_one(notebooks, assignment, timeout, course)["students"]["student"]
+    return grade_submission(notebooks, assignment, timeout, course).students["student"].to_dict()
 
 
-def grade_one(notebooks: list[Path], assignment: str, timeout: float = 60.0,
-              course: Course | Path | None = None) -> dict:
+def grade_one(*args: Any, **kwargs: Any) -> dict[str, Any]:
     """``grade``, returning the whole results document of this class of one: the student is
-    ``students["student"]``, and ``isolation`` says what their code ran under."""
+    ``students["student"]``, and ``isolation`` says what their code ran under
+    (``grade_submission(...)``, the same arguments, as JSON)."""
+    return grade_submission(*args, **kwargs).to_dict()
+
+
+def grade_submission(notebooks: list[Path], assignment: str, timeout: float = 60.0,
+                     course: Course | Path | None = None) -> Results:
+    """The results of a class of one: the submission given as its notebook files is the student
+    ``"student"``, and ``isolation`` says what their code ran under."""
     import tempfile
 
     course = Course.of(course)   # a usage error before the notebooks are looked at
@@ -219,7 +242,7 @@ def grade_one(notebooks: list[Path], assignment: str, timeout: float = 60.0,
         (folder / "student").mkdir(parents=True)
         for path in notebooks:
             shutil.copy(path, folder / "student" / Path(path).name)
-        return autograde(assignment, folder, workers=1, timeout=timeout, repo=course)
+        return grade_class(assignment, folder, workers=1, timeout=timeout, repo=course)
 
 
 def gradescope_package(assignment: str, out: Path, course: Course | Path | None = None) -> Path:
@@ -232,30 +255,34 @@ def gradescope_package(assignment: str, out: Path, course: Course | Path | None 
 
 # ---- cross-check with nbgrader -------------------------------------------------------------
 
-def compare_nbgrader(results: dict, gradebook: Path) -> dict[str, list[str]]:
+def compare_nbgrader(results: Results | dict[str, Any], gradebook: Path) -> dict[str, list[str]]:
     """Per student, every check where nbgrader's autograde score differs from ours.
 
-    Records the differences in each student's ``disagreements`` and returns them.
+    Records the differences in each student's ``disagreements`` (of the ``Results``, or of the
+    results document ``autograde`` returns) and returns them.
     """
     from nbgrader.api import Gradebook, MissingEntry
 
     if not gradebook.is_file():
         raise CourseError(f"no nbgrader gradebook at {gradebook}: run `nbgrader autograde` first, or pass its path")
     found: dict[str, list[str]] = {}
+    typed = as_results(results)
     with Gradebook(f"sqlite:///{gradebook.resolve()}") as gb:
-        for sid, r in results["students"].items():
+        for sid, r in typed.students.items():
             try:
-                submission = gb.find_submission(results["assignment"], sid)
+                submission = gb.find_submission(typed.assignment, sid)
             except MissingEntry:
                 continue
-            ours = {row["id"]: row["score"] for q in r.get("questions", {}).values() for row in q.get("checks", [])}
+            ours = {row.id: row.score for _, row in r.checks()}
             theirs = {g.name: g.auto_score for nb in submission.notebooks for g in nb.grades
                       if g.auto_score is not None}
             lines = [f"{cid}: nbgrader {theirs[cid]:g}, course autograde {ours[cid]:g}"
                      for cid in ours if cid in theirs and abs(theirs[cid] - ours[cid]) > 1e-9]
-            r["disagreements"] = lines
+            r.disagreements = lines
             if lines:
                 found[sid] = lines
+    if isinstance(results, dict):
+        refresh(results, typed)
     return found
 
 

@@ -12,10 +12,13 @@ import argparse
 import os
 import sys
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from autograder import api
 from autograder.grader_side.assignment import REPO
+from autograder.grader_side.results import Results, as_results
 from autograder.reports.escape import for_id, for_terminal
 
 
@@ -200,12 +203,12 @@ def _autograde(args) -> int:
     # Compared with nbgrader's grades first, the gradebook is written after the comparison.
     record_now = args.gradebook and not args.compare_nbgrader
     with tqdm(total=len(students), desc="grading", unit="submission", file=sys.stderr) as bar:
-        results = api.autograde(args.assignment, submissions, args.workers, args.timeout,
+        results = api.grade_class(args.assignment, submissions, args.workers, args.timeout,
                                 progress=lambda sid: bar.update(1), repo=root, gradebook=record_now,
                                 allow_weak_isolation=args.allow_weak_isolation, scheduler=args.scheduler,
                                 insecure_cluster=args.insecure_cluster)
-    if results["isolation"].get("weak"):
-        print(f"warning: weak isolation: {for_terminal(results['isolation']['weak'])}", file=sys.stderr)
+    if results.isolation.get("weak"):
+        print(f"warning: weak isolation: {for_terminal(results.isolation.get('weak'))}", file=sys.stderr)
     disagreements = api.compare_nbgrader(results, args.compare_nbgrader) if args.compare_nbgrader else {}
     if args.gradebook and not record_now:
         api.record_gradebook(results, submissions, root)
@@ -244,16 +247,16 @@ def grade_assignment(notebooks: list[Path], root: Path) -> str:
 def _grade(args) -> int:
     root = api.course_root()
     assignment = args.assignment or grade_assignment(args.notebooks, root)
-    doc = api.grade_one(args.notebooks, assignment, args.timeout, course=root)
-    result = doc["students"]["student"]
-    for qid, q in result["questions"].items():
-        score = "manual" if q["score"] is None else f"{q['score']:g}/{q['max_score']:g}"
-        lost = q["score"] != q["max_score"]
-        print(f"{qid:4} {score:>8}  " + (for_terminal("; ".join(q["feedback"])) if lost else ""))
-    print(f"total {result['score']:g}/{result['max_score']:g} ({result['status']})"
-          + (f": {for_terminal(result['reason'])}" if result["reason"] else ""))
+    doc = api.grade_submission(args.notebooks, assignment, args.timeout, course=root)
+    result = doc.students["student"]
+    for qid, q in result.questions.items():
+        score = "manual" if q.score is None else f"{q.score:g}/{q.max_score:g}"
+        lost = q.score != q.max_score
+        print(f"{qid:4} {score:>8}  " + (for_terminal("; ".join(q.feedback)) if lost else ""))
+    print(f"total {result.score:g}/{result.max_score:g} ({result.status})"
+          + (f": {for_terminal(result.reason)}" if result.reason else ""))
     if args.gradescope:
-        api.write_json(api.gradescope(result, doc["seconds"], doc["isolation"]), args.gradescope)
+        api.write_json(api.gradescope(result, doc.seconds, doc.isolation), args.gradescope)
     return 0
 
 
@@ -315,7 +318,7 @@ def _demo(args) -> int:
         elif event == "done":
             if bar is not None:
                 bar.close()
-            print(f"graded in {value['seconds']} s; now the same class with nbgrader autograde (a few minutes)")
+            print(f"graded in {value.seconds} s; now the same class with nbgrader autograde (a few minutes)")
         elif bar is not None:   # a student graded (demo.run reports the class first)
             bar.update(1)
 
@@ -324,9 +327,9 @@ def _demo(args) -> int:
         print(f"{assignment}: releasing the problem set, then writing and grading a sample class")
         results, written = demo.run(args.out / assignment, assignment, progress)
         print(summary(results))
-        ratio = results["nbgrader_seconds"] / max(results["seconds"], 1e-9)
-        print(f"nbgrader autograde on the same class: {results['nbgrader_seconds']} s ({ratio:.0f}x slower); "
-              f"{sum(1 for r in results['students'].values() if r.get('disagreements'))} submission(s) "
+        ratio = (results.nbgrader_seconds or 0.0) / max(results.seconds, 1e-9)
+        print(f"nbgrader autograde on the same class: {results.nbgrader_seconds} s ({ratio:.0f}x slower); "
+              f"{sum(1 for r in results.students.values() if r.disagreements)} submission(s) "
               "where the two graders disagree")
         for name in ("results", "grades", "gradescope", "feedback", "report"):
             print(f"{name:>10}: {written[name]}")
@@ -361,22 +364,21 @@ def _table(rows: list[list[str]]) -> str:
                      for row in rows)
 
 
-def summary(results: dict) -> str:
+def summary(results: Results | Mapping[str, Any]) -> str:
     """A fixed-width table: one row per student, one column per question, the total before the late
-    penalty and the penalty recorded in the gradebook ("-": none worked out)."""
-    from autograder.reports import pages
-
-    manual = {qid for r in results["students"].values() for qid, q in (r.get("questions") or {}).items()
-              if q.get("manual")}
-    qids = [q for q in pages.question_order(results) if q not in manual]
+    penalty and the penalty recorded in the gradebook ("-": none worked out). ``results``: a
+    ``Results``, or the results document ``api.autograde`` returns."""
+    results = as_results(results)
+    manual = {qid for r in results.students.values() for qid, q in r.questions.items() if q.manual}
+    qids = [q for q in results.question_order() if q not in manual]
     rows = [["student", *qids, "before late penalty", "late penalty", "status"]]
-    for sid, r in results["students"].items():
-        q = r.get("questions", {})
-        penalty = "-" if r.get("late_penalty") is None else f"{r['late_penalty']:g}"
-        rows.append([for_id(sid), *[f"{q[x]['score']:g}" if x in q else "-" for x in qids], f"{r['score']:g}",
-                     penalty, for_terminal(r["status"]) + (" *" if r.get("flags") else "")])
+    for sid, r in results.students.items():
+        q = r.questions
+        penalty = "-" if r.late_penalty is None else f"{r.late_penalty:g}"
+        rows.append([for_id(sid), *[f"{q[x].score:g}" if x in q else "-" for x in qids], f"{r.score:g}",
+                     penalty, for_terminal(r.status) + (" *" if r.flags else "")])
     lines = [_table(rows)]
-    lines.append(f"{len(results['students'])} submissions in {results['seconds']} s with {results['workers']} workers; "
+    lines.append(f"{len(results.students)} submissions in {results.seconds} s with {results.workers} workers; "
                  "* = flagged for the TA (see results)")
     return "\n".join(lines)
 

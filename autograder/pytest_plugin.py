@@ -45,6 +45,7 @@ from pathlib import Path
 import pytest
 
 from autograder.compat import chdir
+from autograder.grader_side.results import CheckResult, QuestionResult, Results, StudentResult
 from autograder.reports.escape import for_id, for_terminal, for_terminal_lines
 
 KIT_INI = Path(__file__).resolve().with_name("pytest_grading.ini")   # the only configuration pytest reads
@@ -191,7 +192,7 @@ class Grading:
 
     def __init__(self, config):
         self.config = config
-        self.results: dict = {}
+        self.results: Results | None = None
         self.shared: Path | None = None      # the controller's results file for its workers
 
     def _controller(self) -> bool:
@@ -203,7 +204,7 @@ class Grading:
             self.results = self._graded()
             folder = Path(tempfile.mkdtemp(prefix="course-pytest-"))     # mode 0700
             self.shared = folder / "results.json"
-            self.shared.write_text(json.dumps(self.results))
+            self.shared.write_text(json.dumps(self.results.to_dict()))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node):
@@ -213,13 +214,13 @@ class Grading:
         if self.shared is not None:
             shutil.rmtree(self.shared.parent, ignore_errors=True)
 
-    def _graded(self) -> dict:
+    def _graded(self) -> Results:
         from autograder import api
 
         config = self.config
         shared = getattr(config, "workerinput", {}).get("course_results")
         if shared:
-            return json.loads(Path(shared).read_text())
+            return Results.from_dict(json.loads(Path(shared).read_text()))
         try:
             with chdir(api.course_root(config.getoption("course"))):   # no child starts in a submission
                 return _grade(config)
@@ -230,7 +231,7 @@ class Grading:
     def pytest_collection(self, session):
         """Grade as collection starts (a worker under xdist reads the controller's results): a usage
         error stops the run as one; then pytest collects the graded checks (``Graded``)."""
-        if not self._controller() and not self.results:
+        if not self._controller() and self.results is None:
             self.results = self._graded()
 
     @pytest.hookimpl(tryfirst=True)
@@ -257,36 +258,40 @@ class Grading:
         xml = self.config.stash.get(xml_key, None)
         if xml is None or hasattr(self.config, "workerinput"):
             return
-        for sid, result in self.results.get("students", {}).items():
+        if self.results is None:
+            return
+        for sid, result in self.results.students.items():
             xml.add_global_property(f"total {for_id(sid)}", for_terminal(_total(result)))
         if _weak(self.results):
             xml.add_global_property("isolation", for_terminal(_weak(self.results)))
 
     def pytest_terminal_summary(self, terminalreporter):
-        for sid, result in self.results.get("students", {}).items():
+        if self.results is None:
+            return
+        for sid, result in self.results.students.items():
             terminalreporter.write_line(f"{for_id(sid)}: " + for_terminal(_total(result)))
         if _weak(self.results):
             terminalreporter.write_line(for_terminal(_weak(self.results)))
 
 
-def _weak(results: dict) -> str:
+def _weak(results: Results) -> str:
     """The line saying the run graded without namespaces, and why ("" when it had them)."""
-    weak = (results.get("isolation") or {}).get("weak")
+    weak = results.isolation.get("weak")
     return f"graded with weak isolation (--allow-weak-isolation): {weak}" if weak else ""
 
 
-def _total(result: dict) -> str:
+def _total(result: StudentResult) -> str:
     """A student's total for the summary (raw: the caller escapes it)."""
-    line = f"{result['score']:g} / {result['max_score']:g} points (the whole submission)"
-    waiting = result.get("needs_manual_grade", [])
+    line = f"{result.score:g} / {result.max_score:g} points (the whole submission)"
+    waiting = result.needs_manual_grade
     if waiting:
         line += f"; waiting for a TA: {', '.join(waiting)}"
-    if result.get("reason"):
-        line += f"; {result['reason']}"
+    if result.reason:
+        line += f"; {result.reason}"
     return line
 
 
-def _grade(config) -> dict:
+def _grade(config) -> Results:
     """The results document of the submissions the options name."""
     from autograder import api
 
@@ -298,16 +303,16 @@ def _grade(config) -> dict:
     assignment = config.getoption("assignment")
     weak = bool(config.getoption("allow_weak_isolation"))
     if many:
-        return api.autograde(assignment or _named(api, root, Path(many)), many, workers, timeout, repo=root,
-                             allow_weak_isolation=weak)
+        return api.grade_class(assignment or _named(api, root, Path(many)), many, workers, timeout, repo=root,
+                               allow_weak_isolation=weak)
     one = Path(one)
     named = one.name if one.name in api.problem_sets(root) else None
     assignment = assignment or named or _named(api, root, one.parent)
     student = one.parent if named == assignment else one     # <student>/<assignment>/ or <student>/
     if not student.parent.is_dir():
         raise api.CourseError(f"--submission={one}: no such folder; give <student>/<assignment>/ or <student>/")
-    return api.autograde(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name],
-                         allow_weak_isolation=weak)
+    return api.grade_class(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name],
+                           allow_weak_isolation=weak)
 
 
 def _named(api, root: Path, folder: Path) -> str:
@@ -336,7 +341,8 @@ class Graded(pytest.Directory):
         self.grading = grading
 
     def collect(self):
-        for sid, result in self.grading.results["students"].items():
+        results = self.grading.results
+        for sid, result in (results.students if results is not None else {}).items():
             safe = for_id(sid).replace(":", "%3A")   # a folder named "alice::C1" must not pass for alice's C1
             yield Student.from_parent(self, name=safe, nodeid=safe, sid=sid, result=result)
 
@@ -351,38 +357,38 @@ class Nothing(pytest.Directory):
 class Student(pytest.Collector):
     """One student: their questions, or one failed item saying why nothing could be graded."""
 
-    def __init__(self, *, sid: str, result: dict, **kwargs):
+    def __init__(self, *, sid: str, result: StudentResult, **kwargs):
         super().__init__(**kwargs)
         self.sid, self.result = sid, result
 
     def collect(self):
         result, sid = self.result, self.sid
-        questions = result.get("questions") or {}
-        if not any(q.get("checks") for q in questions.values()):
+        questions = result.questions
+        if not any(q.checks for q in questions.values()):
             yield Check.from_parent(self, name="submission", sid=sid, qid="", row=None,
-                                    why=result.get("reason") or "nothing could be graded")
+                                    why=result.reason or "nothing could be graded")
             return
         for qid, q in questions.items():
             yield Question.from_parent(self, name=qid, nodeid=f"{self.nodeid}::{qid}", sid=sid, qid=qid, question=q,
-                                       waiting=qid in result.get("needs_manual_grade", []))
+                                       waiting=qid in result.needs_manual_grade)
 
 
 class Question(pytest.Collector):
     """One question of a student: its checks, and an item skipped while a TA grades it by hand."""
 
-    def __init__(self, *, sid: str, qid: str, question: dict, waiting: bool, **kwargs):
+    def __init__(self, *, sid: str, qid: str, question: QuestionResult, waiting: bool, **kwargs):
         super().__init__(**kwargs)
         self.sid, self.qid, self.question, self.waiting = sid, qid, question, waiting
 
     def collect(self):
         q, sid, qid = self.question, self.sid, self.qid
-        if q.get("manual"):
+        if q.manual:
             why = ("graded by hand by a TA" if self.waiting
-                   else (q.get("feedback") or ["not graded by hand: it scores 0"])[0])
+                   else (q.feedback or ["not graded by hand: it scores 0"])[0])
             yield Check.from_parent(self, name=f"{qid}_manual", sid=sid, qid=qid, row=None, why=why, skip=True,
-                                    points=q["max_score"])
-        for row in q.get("checks") or []:
-            yield Check.from_parent(self, name=row["id"], sid=sid, qid=qid, row=row)
+                                    points=q.max_score)
+        for row in q.checks:
+            yield Check.from_parent(self, name=row.id, sid=sid, qid=qid, row=row)
 
 
 class CheckFailed(Exception):
@@ -393,13 +399,13 @@ class Check(pytest.Item):
     """One check of one student, already scored. Its texts (the student's id, the check's message, a
     skip's reason) come from the submission: each is escaped before pytest shows or writes it."""
 
-    def __init__(self, *, sid, qid, row, why="", skip=False, points=None, **kwargs):
+    def __init__(self, *, sid: str, qid: str, row: CheckResult | None, why: str = "", skip: bool = False,
+                 points: float | None = None, **kwargs):
         super().__init__(**kwargs)
         self.row, self.why, self.skip_it = row, why, skip
         self.user_properties += [("student", for_id(sid)), ("question", for_terminal(qid))]
         if row is not None:
-            self.user_properties += [("points", row["max_score"]), ("score", row["score"]),
-                                     ("hidden", row["hidden"])]
+            self.user_properties += [("points", row.max_score), ("score", row.score), ("hidden", row.hidden)]
         elif points is not None:
             self.user_properties += [("points", points), ("score", "manual")]
 
@@ -409,13 +415,13 @@ class Check(pytest.Item):
             if self.skip_it:
                 pytest.skip(for_terminal(self.why))
             raise CheckFailed(self.why)
-        if row["passed"]:
+        if row.passed:
             return
-        if row.get("review"):
-            message = row["message"]
+        if row.review:
+            message = row.message
             pytest.skip(for_terminal(message if message.startswith("awaiting")
                                      else f"awaiting a TA's review: {message}"))
-        raise CheckFailed(row["message"])
+        raise CheckFailed(row.message)
 
     def repr_failure(self, excinfo, style=None):
         if excinfo.errisinstance(CheckFailed):

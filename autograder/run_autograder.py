@@ -31,6 +31,7 @@ from pathlib import Path
 
 from autograder.course import CourseError
 from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.results import StudentResult
 from autograder.reports.escape import for_terminal
 from autograder.reports.exports import describe_isolation
 
@@ -149,12 +150,12 @@ def run(assignment: str, root: Path, timeout: float = 60.0, started: float | Non
         submissions = Path(tmp) / "submissions"
         stage(found, submissions / "student", MAX_BYTES)
         try:
-            doc = api.autograde(assignment, submissions, workers=1, timeout=timeout, repo=source,
-                                allow_weak_isolation=True)
+            doc = api.grade_class(assignment, submissions, workers=1, timeout=timeout, repo=source,
+                                  allow_weak_isolation=True)
         except CourseError as exc:
             return failed(f"the autograder could not grade: {exc}", started, notes)
-    isolation = doc["isolation"]
-    result = doc["students"]["student"]
+    isolation = doc.isolation
+    result = doc.students["student"]
     if staff is not None:
         staff.extend(awaiting_review(result))
         staff.append("instructor only: one submission in this container, graded with allow_weak_isolation=True "
@@ -164,14 +165,14 @@ def run(assignment: str, root: Path, timeout: float = 60.0, started: float | Non
     return api.gradescope(result, time.monotonic() - started, isolation, tuple(notes))
 
 
-def awaiting_review(result: dict) -> list[str]:
+def awaiting_review(result: StudentResult) -> list[str]:
     """For the instructor: a line per check whose points wait for a TA, hidden or not, with the
     answer to read (students see a hidden one's note in its own test once grades are published)."""
     from autograder.reports.exports import awaiting
 
-    return [f"instructor only: {qid} {row['id']} ({'hidden' if row['hidden'] else 'visible'} check) awaits a "
-            f"TA's review: {row['review']}"
-            for qid, q in result.get("questions", {}).items() for row in q.get("checks") or [] if awaiting(row)]
+    return [f"instructor only: {qid} {row.id} ({'hidden' if row.hidden else 'visible'} check) awaits a "
+            f"TA's review: {row.review}"
+            for qid, row in result.checks() if awaiting(row)]
 
 
 def main(argv=None) -> int:

@@ -34,6 +34,7 @@ import nbformat  # noqa: E402
 from autograder import api  # noqa: E402
 from autograder.grader_side import submitted  # noqa: E402
 from autograder.grader_side.assignment import Assignment  # noqa: E402
+from autograder.grader_side.results import StudentResult  # noqa: E402
 from autograder.tooling.sampleclass import write_submission  # noqa: E402
 
 ASSIGNMENT = "transformer-block"
@@ -85,8 +86,10 @@ def record_seconds(root: Path, a: Assignment, results: dict) -> dict[str, float]
 
     with Recorder(Course(root), a.name) as recorder:
         recorder.assignment.check_loads()
-        recorder.record_safely("honest000", dict(results["honest000"]), root / "submitted" / "honest000")   # warm-up
-        return {sid: timed(recorder.record_safely, sid, r, root / "submitted" / sid)[0] for sid, r in results.items()}
+        warm = StudentResult.from_dict(results["honest000"])
+        recorder.record_safely("honest000", warm, root / "submitted" / "honest000")   # warm-up
+        return {sid: timed(recorder.record_safely, sid, StudentResult.from_dict(r), root / "submitted" / sid)[0]
+                for sid, r in results.items()}
 
 
 def main(argv=None) -> int:

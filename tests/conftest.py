@@ -52,9 +52,17 @@ def validate_results(doc: dict) -> dict:
 
 @pytest.fixture(autouse=True)
 def every_results_document_follows_the_schema(monkeypatch):
-    """Every results document a test produces through ``api.autograde`` is validated."""
+    """Every results document a test produces through ``api.autograde`` (or the typed
+    ``api.grade_class`` it wraps) is validated."""
     real = api.autograde
 
     def autograde(*args, **kwargs):
         return validate_results(real(*args, **kwargs))
     monkeypatch.setattr(api, "autograde", autograde)
+    typed = api.grade_class     # what the package's own modules call (typed results)
+
+    def grade_class(*args, **kwargs):
+        results = typed(*args, **kwargs)
+        validate_results(results.to_dict())
+        return results
+    monkeypatch.setattr(api, "grade_class", grade_class)

@@ -25,7 +25,7 @@ def test_a_result_the_grader_could_not_make_names_the_step_and_line_that_failed(
     sandbox.close()     # a real sandbox, stopped: its next open() raises SandboxError, as a failed restart does
     env = pipeline.Env(assignment, sandbox, workers=1)
     with caplog.at_level(logging.ERROR, logger="autograder.grader_side.pipeline"):
-        result = pipeline.grade_safely("honest", folder, env)
+        result = pipeline.grade_safely("honest", folder, env).to_dict()
     assert result["status"] == "grader-error" and result["questions"] == {} and result["score"] == 0
     reason = result["reason"]
     assert reason.startswith("the grader could not grade this submission (step execute, at "), reason

@@ -3,7 +3,6 @@ gradebook, a TA gives C8 a score through a real Jupyter server's formgrader API,
 adds it to the autograded points, a re-grade keeps it, and `nbgrader generate_feedback` pages show
 each check's result and no hidden test source; a student's `javascript:` links run nothing in
 headless Chromium, on the feedback page or in formgrader's manual-grading view."""
-import copy
 import csv
 import html
 import json
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from autograder import api
+from autograder.grader_side.results import StudentResult
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results
 from nbgrader_course import ASSIGNMENT, Server, clone_course, give_c8
@@ -122,9 +122,9 @@ def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(grade
     from autograder.nbgrader.recorder import Recorder
 
     root, results = graded
-    result = copy.deepcopy(results["students"]["ref"])
-    (row,) = [r for r in result["questions"]["C3"]["checks"] if r["id"] == "C3_answer"]
-    row["review"] = "'the feed-forward part, mostly' (neither accepted nor rejected)"
+    result = StudentResult.from_dict(results["students"]["ref"])
+    (row,) = [r for r in result.questions["C3"].checks if r.id == "C3_answer"]
+    row.review = "'the feed-forward part, mostly' (neither accepted nor rejected)"
     with Recorder(Course(root), ASSIGNMENT) as recorder:
         recorder.record("ref-reviewed", result, root / "submitted" / "ref")
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
@@ -327,9 +327,9 @@ def test_a_timestamp_that_is_not_a_time_is_flagged_and_the_student_still_recorde
                 (folder / ASSIGNMENT / "timestamp.txt").symlink_to("/etc/hostname")
             else:
                 (folder / ASSIGNMENT / "timestamp.txt").write_text(text)
-            result = copy.deepcopy(results["students"]["ref"])
+            result = StudentResult.from_dict(results["students"]["ref"])
             recorder.record(sid, result, folder)
-            flags[sid] = result.get("flags", [])
+            flags[sid] = result.flags
     assert [f for f in flags["garbled"] if f.startswith("timestamp.txt is not a time ('next tuesday")], flags
     assert not any("timestamp" in f for f in flags["on_time"]), flags
     assert not any("student id" in f for f in flags["on_time"]) and \

@@ -2,7 +2,6 @@
 ``course autograde``: a course without a gradebook is refused before anyone is graded; a
 recorder that dies mid-class leaves each student it had not written with the reason, the students
 it wrote as written, and the run finishes."""
-import copy
 import os
 import signal
 import time
@@ -10,6 +9,7 @@ import time
 import pytest
 
 from autograder import api
+from autograder.grader_side.results import StudentResult
 from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import ASSIGNMENT, clone_course, gradebook_checks
@@ -40,7 +40,7 @@ def test_a_course_without_its_gradebook_is_refused_before_grading(graded, tmp_pa
 
 def test_a_recorder_that_dies_mid_class_flags_the_students_it_did_not_write(graded):
     root, doc = graded
-    ann, ben = (copy.deepcopy(doc["students"][sid]) for sid in ("ann", "ben"))
+    ann, ben = (StudentResult.from_dict(doc["students"][sid]) for sid in ("ann", "ben"))
     with RecorderProcess(root, ASSIGNMENT) as recorder:
         recorder.ready()
         recorder.record_safely("ann", ann, root / "submitted" / "ann")
@@ -50,8 +50,8 @@ def test_a_recorder_that_dies_mid_class_flags_the_students_it_did_not_write(grad
         assert "ann" in recorder.replies
         os.kill(recorder._child.pid, signal.SIGKILL)
         recorder.record_safely("ben", ben, root / "submitted" / "ben")
-    assert not any("gradebook" in flag for flag in ann.get("flags", []))
-    (why,) = [flag for flag in ben["flags"] if "gradebook" in flag]
+    assert not any("gradebook" in flag for flag in ann.flags)
+    (why,) = [flag for flag in ben.flags if "gradebook" in flag]
     assert why.startswith("not written to nbgrader's gradebook: ended with exit status -9")
     recorded = gradebook_checks(root)
     assert set(recorded) == {"ann"} and sum(recorded["ann"].values()) == doc["students"]["ann"]["score"]

@@ -24,7 +24,7 @@ def toy(tmp_path_factory):
 
 def _grade(a, folder) -> dict:
     env = pipeline.Env(a, InProcess(), workers=1)
-    return pipeline.grade(folder.name, folder, env)
+    return pipeline.grade(folder.name, folder, env).to_dict()
 
 
 def _results(a, students: dict) -> dict:

@@ -31,13 +31,21 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import CancelledError
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from distributed import WorkerPlugin, get_worker
 from traitlets import Unicode
 from traitlets.config import Configurable
+
+if TYPE_CHECKING:
+    from distributed import Client, Future, Worker
+    from distributed.security import Security
+
+    from autograder.grader_side.assignment import Assignment
+    from autograder.grader_side.results import Results, StudentResult
 
 # Only light imports here: the scheduler and each worker unpickle the plugin, importing this
 # module, on their event loop; the grader's heavy modules (torch) load in Grader.start.
@@ -48,6 +56,7 @@ WORKERS_TIMEOUT = 120.0     # seconds to wait for the first worker, or for one a
 SETUP_TIMEOUT = 600.0       # seconds for a worker to start its sandbox once registered
 SECURE_SCHEMES = ("tls", "wss")
 IN_FLIGHT = 4               # tasks queued per worker thread (bounds the client's and scheduler's memory)
+T = TypeVar("T")
 
 
 class CourseAutograde(Configurable):
@@ -59,7 +68,7 @@ class CourseAutograde(Configurable):
     tls_key_file = Unicode("", help="the private key of tls_cert_file (PEM)").tag(config=True)
 
 
-def security(scheduler: str, root: Path, insecure: bool = False):
+def security(scheduler: str, root: Path, insecure: bool = False) -> Security | None:
     """The ``distributed.Security`` for reaching ``scheduler`` from the course at ``root``: TLS with
     the course's certificate files for ``tls://``; ``None`` for a plain scheduler, which is refused
     (a usage error) unless ``insecure``."""
@@ -111,9 +120,10 @@ class Grader(WorkerPlugin):
         self.preload = preload
         self.allow_weak_isolation = allow_weak_isolation
 
-    async def setup(self, worker):
+    async def setup(self, worker: Worker) -> None:
         # The sandbox takes seconds to warm (it imports torch): keep the worker's event loop free.
-        self.ready, self.failed = False, None
+        self.ready: bool = False
+        self.failed: str | None = None
         try:
             await asyncio.to_thread(self.start, worker.state.nthreads)
         except Exception as exc:
@@ -155,16 +165,17 @@ class Grader(WorkerPlugin):
         for slot in range(threads):         # the sandbox holds a machine-wide slot (uid) for each
             self.env.slots.put(slot)
 
-    def teardown(self, worker):
+    def teardown(self, worker: Worker) -> None:
         if getattr(self, "sandbox", None) is not None:
             self.sandbox.close()
         if getattr(self, "root", None) is not None:
             shutil.rmtree(self.root, ignore_errors=True)
 
 
-def grade_task(plugin: str, student: str, files: dict[str, bytes | str]) -> dict:
+def grade_task(plugin: str, student: str, files: dict[str, bytes | str]) -> dict[str, Any]:
     """Run on a worker: grade one submission given as its files (a notebook the sending grader
-    refused to read comes as the reason, a str); returns its result."""
+    refused to read comes as the reason, a str); returns its result in JSON form (what travels back
+    to the client: ``StudentResult.from_dict`` there)."""
     from autograder.grader_side.pipeline import grade_safely
 
     grader = cast(Grader, get_worker().plugins[plugin])   # registered by _register under this name
@@ -178,32 +189,32 @@ def grade_task(plugin: str, student: str, files: dict[str, bytes | str]) -> dict
                 path = folder / name
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_bytes(data)
-        return grade_safely(student, folder, grader.env, refused)
+        return grade_safely(student, folder, grader.env, refused).to_dict()
 
 
-def isolation_of(plugin: str, dask_worker=None) -> dict | None:
+def isolation_of(plugin: str, dask_worker: Worker | None = None) -> dict[str, Any] | None:
     """Run on each worker (``Client.run``): what its sandbox enforces, or None while it starts."""
-    grader = dask_worker.plugins.get(plugin)
+    grader = cast("Grader | None", dask_worker.plugins.get(plugin) if dask_worker is not None else None)
     if grader is None or not getattr(grader, "ready", False):
         return None
     return dict(grader.sandbox.isolation)
 
 
-def course_files(a) -> dict[str, bytes]:
+def course_files(a: Assignment) -> dict[str, bytes]:
     """The trusted files a worker needs: the source and the released notebooks, and the set's code
     (its contract, checks, catalogue and references: every ``.py`` of its folder)."""
     files = {}
     for folder in (a.source_dir, a.release_dir):
         for notebook in a.notebooks:
             path = folder / f"{notebook}.ipynb"
-            files[str(path.relative_to(a.repo))] = path.read_bytes()
+            files[str(path.relative_to(a.root))] = path.read_bytes()
     for path in sorted(a.source_dir.rglob("*.py")):
         if "__pycache__" not in path.parts:
-            files[str(path.relative_to(a.repo))] = path.read_bytes()
+            files[str(path.relative_to(a.root))] = path.read_bytes()
     return files
 
 
-def submission_files(a, folder: Path) -> dict[str, bytes | str]:
+def submission_files(a: Assignment, folder: Path) -> dict[str, bytes | str]:
     """The notebooks of a student's folder as the one reader reads them (``grader_side.submitted``),
     by path inside it; one it refuses (a link, not a regular file, over the size cap) travels as
     the reason, under ``<notebook>.ipynb``, and a missing one not at all."""
@@ -225,15 +236,18 @@ def submission_files(a, folder: Path) -> dict[str, bytes | str]:
     return files
 
 
-def autograde(a, students: dict[str, Path], scheduler: str, timeout: float, preload, progress=None,
-              security=None, allow_weak_isolation: bool = False, graded=None) -> dict:
+def autograde(a: Assignment, students: dict[str, Path], scheduler: str, timeout: float, preload: tuple[str, ...],
+              progress: Callable[[str], object] | None = None, security: Security | None = None,
+              allow_weak_isolation: bool = False,
+              graded: Callable[[str, StudentResult], None] | None = None) -> Results:
     """Grade ``students`` (id -> folder) of the assignment ``a`` on the cluster at ``scheduler``
-    (reached with ``security``, see :func:`security`); the results document but its ``seconds``.
+    (reached with ``security``, see :func:`security`); the results but their ``seconds``.
     ``graded(student, result)`` is called as each student's result comes back (the gradebook's
     recorder)."""
     from distributed import Client
 
     from autograder.course import CourseError
+    from autograder.grader_side.results import Results
 
     try:
         client = Client(scheduler, timeout=CONNECT_TIMEOUT, security=security)
@@ -247,11 +261,10 @@ def autograde(a, students: dict[str, Path], scheduler: str, timeout: float, prel
         isolation = _register(client, grader, name, scheduler)
         threads = sum(_quietly(client.nthreads, {}).values()) or len(isolation)
         results = _run(client, a, students, name, scheduler, progress, graded)
-    return {"assignment": a.name, "isolation": _merged(list(isolation.values())), "workers": threads,
-            "students": {sid: results[sid] for sid in sorted(results)}}
+    return Results(a.name, _merged(list(isolation.values())), threads, {sid: results[sid] for sid in sorted(results)})
 
 
-def _quietly(call, default):
+def _quietly(call: Callable[[], T], default: T) -> T:
     """``call()``, or ``default`` when the connection fails meanwhile."""
     try:
         return call()
@@ -259,7 +272,7 @@ def _quietly(call, default):
         return default
 
 
-def _some_worker(client, scheduler: str, why: str) -> None:
+def _some_worker(client: Client, scheduler: str, why: str) -> None:
     """Return once the cluster has a worker; CourseError(``why``) after WORKERS_TIMEOUT without one."""
     from autograder.course import CourseError
 
@@ -273,7 +286,7 @@ def _some_worker(client, scheduler: str, why: str) -> None:
                           "check it is running, then grade again") from None
 
 
-def _register(client, grader: Grader, name: str, scheduler: str) -> dict[str, dict]:
+def _register(client: Client, grader: Grader, name: str, scheduler: str) -> dict[str, dict[str, Any]]:
     """Register the plugin and wait until a worker has started its sandbox; worker -> isolation.
 
     A worker lost while the plugin registers makes the registration raise (``CommClosedError``),
@@ -307,19 +320,22 @@ def _register(client, grader: Grader, name: str, scheduler: str) -> dict[str, di
         time.sleep(0.5)
 
 
-def _run(client, a, students: dict[str, Path], name: str, scheduler: str, progress, graded) -> dict[str, dict]:
+def _run(client: Client, a: Assignment, students: dict[str, Path], name: str, scheduler: str,
+         progress: Callable[[str], object] | None,
+         graded: Callable[[str, StudentResult], None] | None) -> dict[str, StudentResult]:
     """Every student's result, a task each, at most IN_FLIGHT per worker thread at a time. A lost
     worker's tasks are re-run by the scheduler; with no worker left for WORKERS_TIMEOUT, CourseError."""
     from distributed import as_completed
 
     from autograder.course import CourseError
+    from autograder.grader_side.results import StudentResult
 
     threads = sum(_quietly(client.nthreads, {}).values())
-    results: dict[str, dict] = {}
+    results: dict[str, StudentResult] = {}
     todo = iter(students.items())
-    running = {}
+    running: dict[Future, str] = {}
 
-    def submit():
+    def submit() -> Future | None:
         for sid, folder in todo:
             future = client.submit(grade_task, name, sid, submission_files(a, folder), pure=False,
                                    key=f"{name}-{sid}-{os.urandom(4).hex()}")
@@ -348,7 +364,7 @@ def _run(client, a, students: dict[str, Path], name: str, scheduler: str, progre
             for future in window.next_batch(block=False):
                 sid = running.pop(future)
                 try:
-                    results[sid] = future.result()
+                    results[sid] = StudentResult.from_dict(future.result())   # the task's JSON form
                 except CancelledError:
                     raise CourseError(f"lost the connection to the dask scheduler at {scheduler} after "
                                       f"{len(results)} of {len(students)} submissions: check it is running, "
@@ -368,10 +384,10 @@ def _run(client, a, students: dict[str, Path], name: str, scheduler: str, progre
     return results
 
 
-def _failed(a, reason: str) -> dict:
+def _failed(a: Assignment, reason: str) -> StudentResult:
     from autograder.grader_side.results import StudentResult
 
-    return StudentResult("grader-error", 0.0, a.max_score, reason=reason[:400]).to_dict()
+    return StudentResult("grader-error", 0.0, a.max_score, reason=reason[:400])
 
 
 def _digest(grader: Grader) -> str:
@@ -381,9 +397,9 @@ def _digest(grader: Grader) -> str:
     return h.hexdigest()[:12]
 
 
-def _merged(isolations: list[dict]) -> dict:
+def _merged(isolations: list[dict[str, Any]]) -> dict[str, Any]:
     """What the workers' sandboxes enforce: a field on which they differ lists each distinct value."""
-    merged = {}
+    merged: dict[str, Any] = {}
     for key in sorted({k for i in isolations for k in i}):
         values = []
         for i in isolations:

@@ -25,7 +25,9 @@ import logging
 import re
 import shutil
 import warnings
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import nbformat
 from nbgrader.api import (
@@ -46,7 +48,7 @@ from autograder.course import Course, CourseError, alembic_on_path
 from autograder.grader_side import submitted
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.pipeline import Outcome
-from autograder.grader_side.results import NOT_WRITTEN
+from autograder.grader_side.results import NOT_WRITTEN, StudentResult
 from autograder.nbgrader.exporter import placeholder, read_submitted
 from autograder.nbgrader.files import submission_time
 from autograder.nbgrader.lent_gradebook import Source, lent
@@ -91,7 +93,7 @@ class Recorder:
             raise CourseError(f"the gradebook {_safe(course.db_url)} has no assignment {name!r}: {missing}") from None
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._session().close()
 
     def _session(self) -> Gradebook:
@@ -100,8 +102,9 @@ class Recorder:
             raise RuntimeError("a Recorder records inside its `with` block only")
         return self.gb
 
-    def record(self, student: str, result: dict, folder: Path) -> None:
-        """Write ``result`` (one student of a results document), graded from ``folder``."""
+    def record(self, student: str, result: StudentResult, folder: Path) -> None:
+        """Write ``result`` (one student of the results), graded from ``folder``; ``result`` then says
+        what the gradebook holds (flags, late penalty, the hand-graded questions as it lists them)."""
         notes = []
         if UNMATCHABLE.search(student):
             notes.append("this student id holds a line break, a control character or one of [ ] * ?: nbgrader's "
@@ -130,8 +133,8 @@ class Recorder:
                 self._session().db.rollback()
                 raise
         if notes or unprocessed:   # once, after the attempt that was committed
-            result.setdefault("flags", []).extend(notes + unprocessed)
-        result["late_penalty"] = penalty
+            result.flags.extend(notes + unprocessed)
+        result.late_penalty = penalty
         _hand_graded_as_recorded(result, waiting, self.assignment.questions)
         dest = self.course.folder("autograded", student, self.name)
         if dest.exists():
@@ -142,24 +145,26 @@ class Recorder:
         for notebook, nb in graded.items():
             nbformat.write(nb, dest / f"{notebook}.ipynb")
 
-    def record_safely(self, student: str, result: dict, folder: Path) -> None:
+    def record_safely(self, student: str, result: StudentResult, folder: Path) -> None:
         """``record``; a failure is noted in the student's flags, not raised (the batch goes on)."""
         try:
             self.record(student, result, folder)
         except Exception as exc:
-            result.setdefault("flags", []).append(f"{NOT_WRITTEN}{type(exc).__name__}: {exc}"[:300])
+            result.flags.append(f"{NOT_WRITTEN}{type(exc).__name__}: {exc}"[:300])
 
-    def _record(self, student: str, result: dict, folder: Path, when) -> tuple[dict, list[str], set[str], float]:
+    def _record(self, student: str, result: StudentResult, folder: Path,
+                when: datetime | None) -> tuple[dict[str, Any], list[str], set[str], float]:
         """Write the student's grades (committed together); return their autograded notebooks, a
         flag for each notebook nbgrader's preprocessors could not process, the hand-graded
         questions whose grade the gradebook now lists for a TA, and the late penalty it recorded
         (the points ``nbgrader export`` takes off: the sum over the notebooks)."""
         gb, db_url = self._session(), self.course.db_url
-        outcomes = {row["id"]: Outcome(row["passed"], row["message"], review=row.get("review"))
-                    for q in result.get("questions", {}).values() for row in q.get("checks", [])}
-        look = [row["id"] for qid in result.get("needs_manual_grade", [])
-                for row in result.get("questions", {}).get(qid, {}).get("checks", [])]
-        graded, unprocessed, waiting = {}, [], set()
+        outcomes = {row.id: Outcome(row.passed, row.message, review=row.review) for _, row in result.checks()}
+        look = [row.id for qid in result.needs_manual_grade if qid in result.questions
+                for row in result.questions[qid].checks]
+        graded: dict[str, Any] = {}
+        unprocessed: list[str] = []
+        waiting: set[str] = set()
         with lent(gb, self.source) as loan:
             gb.update_or_create_student(student)
             try:
@@ -218,9 +223,11 @@ class _NewSubmission:
         self.notebooks = [(nb.id, [c.id for c in nb.grade_cells], [c.id for c in nb.solution_cells],
                            [c.id for c in nb.task_cells]) for nb in found.notebooks]
 
-    def add(self, gb: Gradebook, student: str, when) -> None:
+    def add(self, gb: Gradebook, student: str, when: datetime | None) -> None:
         submission = new_uuid()
-        notebooks, grades, comments = [], [], []
+        notebooks: list[dict[str, str]] = []
+        grades: list[dict[str, str]] = []
+        comments: list[dict[str, str]] = []
         for notebook_id, graded, solutions, tasks in self.notebooks:
             row = new_uuid()
             notebooks.append({"id": row, "assignment_id": submission, "notebook_id": notebook_id})
@@ -233,24 +240,24 @@ class _NewSubmission:
                 gb.db.execute(insert(model), rows)
 
 
-def _hand_graded_as_recorded(result: dict, waiting: set[str], questions_of_set: dict) -> None:
+def _hand_graded_as_recorded(result: StudentResult, waiting: set[str], questions_of_set: dict[str, Any]) -> None:
     """The hand-graded questions (C8) of ``result`` as the gradebook lists them: waiting for a TA
     exactly when nbgrader's grade needs manual grading (an answer, a manual score given before),
     else scored 0 as recorded (an answer left as released, a notebook nbgrader could not process)."""
-    questions = result.get("questions") or {}
+    questions = result.questions
     for qid, q in questions_of_set.items():
         if not q.manual:
             continue
         if qid in questions:
-            if qid in waiting and questions[qid].get("score") is not None:
-                questions[qid].update(score=None, feedback=["graded by hand by a TA"])
-            elif qid not in waiting and questions[qid].get("score") is None:
-                questions[qid].update(score=0.0, feedback=["recorded as 0 in nbgrader's gradebook, not listed for "
-                                                           "grading by hand"])
-    listed = set(result.get("needs_manual_grade") or [])
+            if qid in waiting and questions[qid].score is not None:
+                questions[qid].score, questions[qid].feedback = None, ["graded by hand by a TA"]
+            elif qid not in waiting and questions[qid].score is None:
+                questions[qid].score = 0.0
+                questions[qid].feedback = ["recorded as 0 in nbgrader's gradebook, not listed for grading by hand"]
+    listed = set(result.needs_manual_grade)
     listed = {qid for qid in listed if not (qid in questions_of_set and questions_of_set[qid].manual)} | waiting
-    result["needs_manual_grade"] = [qid for qid in questions_of_set if qid in listed] + \
-        [qid for qid in result.get("needs_manual_grade") or [] if qid not in questions_of_set]
+    result.needs_manual_grade = [qid for qid in questions_of_set if qid in listed] + \
+        [qid for qid in result.needs_manual_grade if qid not in questions_of_set]
 
 
 # What nbgrader cannot match in a student's folder name: its paths are globs, then a regular
@@ -258,7 +265,7 @@ def _hand_graded_as_recorded(result: dict, waiting: set[str], questions_of_set: 
 UNMATCHABLE = re.compile(r"[\x00-\x1f\x7f\[\]*?]")
 
 
-def _timestamp(kept: dict[str, bytes], refused: dict[str, str]) -> tuple:
+def _timestamp(kept: dict[str, bytes], refused: dict[str, str]) -> tuple[datetime | None, str]:
     """(when the submission was made, from its timestamp.txt as nbgrader's collect writes it, or
     None; why a timestamp.txt could not be read, or ""). It may come from the student's side of the
     exchange, so anything that is not a time is only reported."""
@@ -271,7 +278,7 @@ def _timestamp(kept: dict[str, bytes], refused: dict[str, str]) -> tuple:
     return None, ""
 
 
-def _read(folder: Path, a: Assignment, notebook: str):
+def _read(folder: Path, a: Assignment, notebook: str) -> Any:
     """The student's notebook, read by the one reader's rule; for one it refuses (a link, not a
     regular file, over the size cap or a structure cap), the course's released notebook with the
     reason on top, so nothing but the course's cells reaches autograded/ and feedback, and no

@@ -7,15 +7,16 @@ points) and records each student as the grader hands them over, graded here or o
 while the others are being graded.
 
 ``RecorderProcess`` has the ``Recorder``'s interface: use it as a context manager and call
-``record_safely(student, result, folder)``. What a ``Recorder`` changes in ``result`` (flags, the
-hand-graded questions as the gradebook lists them) is copied back into the same dict when the
-``with`` block ends; a student the child could not write keeps the one-line reason in its flags,
-as ``Recorder.record_safely`` writes it, and the others are written as usual.
+``record_safely(student, result, folder)``. What a ``Recorder`` changes in ``result`` (flags, late
+penalty, the hand-graded questions as the gradebook lists them) is copied back into the same
+``StudentResult`` when the ``with`` block ends; a student the child could not write keeps the
+one-line reason in its flags, as ``Recorder.record_safely`` writes it, and the others are written
+as usual.
 
 Frames on the child's stdin and stdout: an 8-byte length, then a pickle of plain data between two
-processes of the grader (student code never reaches either pipe). In: ``(student, result,
-folder)``. Out: ``("ready", None)`` or ``("error", message)`` first, then ``(student, result)``
-for each student, in order.
+processes of the grader (student code never reaches either pipe); a result travels in its JSON
+form (``StudentResult.to_dict``). In: ``(student, result, folder)``. Out: ``("ready", None)`` or
+``("error", message)`` first, then ``(student, result)`` for each student, in order.
 """
 from __future__ import annotations
 
@@ -28,22 +29,23 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+from typing import IO, Any
 
 from autograder.compat import python_command
 from autograder.course import CourseError
 from autograder.grader_side.assignment import REPO
-from autograder.grader_side.results import NOT_WRITTEN
+from autograder.grader_side.results import NOT_WRITTEN, StudentResult
 
 _LENGTH = struct.Struct("<Q")
 
 
-def _write(stream, value) -> None:
+def _write(stream: IO[bytes], value: object) -> None:
     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     stream.write(_LENGTH.pack(len(data)) + data)
     stream.flush()
 
 
-def _read(stream):
+def _read(stream: IO[bytes]) -> Any:
     """The next frame, or None at the end of the stream."""
     head = stream.read(_LENGTH.size)
     if len(head) < _LENGTH.size:
@@ -60,12 +62,13 @@ class RecorderProcess:
 
     def __init__(self, root: Path, assignment: str):
         self.root, self.assignment = Path(root), assignment
-        self.results: dict[str, dict] = {}      # student -> the dict handed over (updated at the end)
-        self.replies: dict[str, dict] = {}      # student -> the result as the child recorded it
-        self._ready: tuple | None = None
+        self.results: dict[str, StudentResult] = {}   # student -> the result handed over (updated at the end)
+        self.replies: dict[str, StudentResult] = {}   # student -> the result as the child recorded it
+        self._ready: tuple[str, str | None] | None = None
         self.core_seconds = self.peak_mb = 0.0  # the child's CPU time and peak RSS, once it has ended
         self._replied = threading.Condition()
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()   # (student, result, folder) to send; None: the end
+        # (student, result as JSON, folder) to send; None: the end
+        self._queue: queue.SimpleQueue[tuple[str, dict[str, Any], str] | None] = queue.SimpleQueue()
 
     def __enter__(self) -> RecorderProcess:
         self._log = tempfile.TemporaryFile()
@@ -89,15 +92,15 @@ class RecorderProcess:
             self._replied.wait_for(lambda: self._ready is not None)
         kind, message = self._ready or ("error", "")
         if kind != "ready":
-            raise CourseError(message)
+            raise CourseError(message or "")
 
-    def record_safely(self, student: str, result: dict, folder: Path) -> None:
+    def record_safely(self, student: str, result: StudentResult, folder: Path) -> None:
         """Hand ``result`` over; it returns at once (a grader waiting here would stop handing out work)."""
         self.ready()
         self.results[student] = result
-        self._queue.put((student, result, str(folder)))
+        self._queue.put((student, result.to_dict(), str(folder)))
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self._queue.put(None)
         self._writer.join()
         self._reader.join()
@@ -108,10 +111,9 @@ class RecorderProcess:
         why = self._death()
         for student, result in self.results.items():
             if student in self.replies:
-                result.clear()
-                result.update(self.replies[student])
+                result.replace_with(self.replies[student])
             else:
-                result.setdefault("flags", []).append(f"{NOT_WRITTEN}{why}"[:300])
+                result.flags.append(f"{NOT_WRITTEN}{why}"[:300])
         self._log.close()
 
     def _write_requests(self) -> None:
@@ -133,8 +135,8 @@ class RecorderProcess:
             self._ready = first if first is not None else ("error", f"the gradebook's recorder {self._death()}")
             self._replied.notify_all()
         while (frame := _read(self._replies)) is not None:
-            student, result = frame
-            self.replies[student] = result
+            student, recorded = frame
+            self.replies[student] = StudentResult.from_dict(recorded)
 
     def _death(self) -> str:
         """Why the child ended, in one line (its last line on stderr)."""
@@ -163,9 +165,10 @@ def main(argv: list[str]) -> int:
     _write(replies, ("ready", None))
     try:
         while (frame := _read(requests)) is not None:
-            student, result, folder = frame
+            student, data, folder = frame
+            result = StudentResult.from_dict(data)
             recorder.record_safely(student, result, Path(folder))
-            _write(replies, (student, result))
+            _write(replies, (student, result.to_dict()))
     finally:
         recorder.__exit__(None, None, None)
     return 0

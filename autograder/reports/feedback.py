@@ -17,41 +17,54 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from autograder.grader_side.results import (
+    CheckResult,
+    QuestionResult,
+    Results,
+    StudentResult,
+    as_results,
+    as_student,
+)
 from autograder.reports import pages
 
 
-def page(student: str, result: dict, assignment: str) -> str:
-    """The feedback page of ``student`` (their entry of the results document), as HTML text."""
-    score, max_score = result.get("score") or 0.0, result.get("max_score") or 0.0
-    penalty = result.get("late_penalty")
+def page(student: str, result: StudentResult | Mapping[str, Any], assignment: str) -> str:
+    """The feedback page of ``student`` (their result, or their entry of the results document), as HTML text."""
+    result = as_student(result)
+    score, max_score = result.score or 0.0, result.max_score or 0.0
+    penalty = result.late_penalty
     after = None if penalty is None else pages.after_late_penalty(score, penalty)
     shown = score if after is None else after
-    questions = [_question(str(qid), q) for qid, q in (result.get("questions") or {}).items()]
-    grades = pages.hand_graded(result)
-    reason = result.get("reason")
+    questions = [_question(str(qid), q) for qid, q in result.questions.items()]
+    grades = pages.to_grade_by_hand(result)
+    reason = result.reason
     return pages.render(
         "feedback.html.j2", student=student, assignment=assignment,
-        failed=result.get("status") != "graded", score=score, max_score=max_score, penalty=penalty, after=after,
+        failed=result.status != "graded", score=score, max_score=max_score, penalty=penalty, after=after,
         share=0.0 if not max_score else max(0.0, min(1.0, float(shown) / float(max_score))),
-        manual=[g for g in grades if not g["review"]], reviews=[g for g in grades if g["review"]],
-        questions=questions, lost=[q["id"] for q in questions if q["lost"]],
-        awaiting=[q["id"] for q in questions if q["awaiting"]],
-        reason=reason and {"ours": result.get("status") == "grader-error",
+        manual=[g for g in grades if not g.review], reviews=[g for g in grades if g.review],
+        questions=questions, lost=[q.id for q in questions if q.lost],
+        awaiting=[q.id for q in questions if q.awaiting],
+        reason=reason and {"ours": result.status == "grader-error",
                            "parts": [part for part in str(reason).split("; ") if part.strip()]},
-        load_errors=[(notebook, line) for notebook, lines in (result.get("load_errors") or {}).items()
-                     for line in lines or []],
-        flags=list(result.get("flags") or []))
+        load_errors=[(notebook, line) for notebook, lines in result.load_errors.items() for line in lines or []],
+        flags=list(result.flags))
 
 
-def write_pages(results: dict, folder: Path) -> list[Path]:
-    """Write ``<folder>/<student>.html`` for every student (file names made safe); return the paths."""
+def write_pages(results: Results | Mapping[str, Any], folder: Path) -> list[Path]:
+    """Write ``<folder>/<student>.html`` for every student (file names made safe); return the paths.
+    ``results``: a ``Results``, or the results document ``autograde`` returns."""
+    results = as_results(results)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    assignment = results.get("assignment", "")
+    assignment = results.assignment
     written, used = [], set()
-    for student, result in results.get("students", {}).items():
+    for student, result in results.students.items():
         name = safe_name(str(student))
         while name.lower() in used:     # two ids that differ only in case, on a case-blind disk
             name = safe_name(name + "~")
@@ -76,50 +89,65 @@ def safe_name(student: str) -> str:
     return name
 
 
-def _question(qid: str, q: dict) -> dict:
+@dataclass
+class _Question:
+    """One question of the result, as the template shows it."""
+    id: str
+    topic: str
+    manual: bool                  # graded by hand and not scored yet
+    score: float | None
+    max_score: float
+    lost: bool                    # it lost points (not counting those awaiting a TA's review)
+    awaiting: float               # points awaiting a TA's review
+    lost_points: float
+    pending: list[dict[str, Any]]     # checks awaiting a TA's review
+    mistake: dict[str, str] | None    # the named misconception
+    failing: list[dict[str, Any]]     # failed checks, grouped by message
+    others: list[str]             # feedback lines but the one naming the mistake
+
+
+def _question(qid: str, q: QuestionResult) -> _Question:
     """One question of the result, as the template shows it: a check whose points wait for a TA's
     review is listed as awaiting review, and its points are not counted as lost."""
-    manual = q.get("score") is None   # graded by hand and not scored yet (one left unanswered scores 0)
-    rows = q.get("checks") or []
-    failing = [row for row in rows if not row.get("passed") and not pages.awaiting_review(row)]
+    manual = q.score is None   # graded by hand and not scored yet (one left unanswered scores 0)
+    rows = q.checks
+    failing = [row for row in rows if not row.passed and not row.awaiting_review]
     awaiting = pages.points_awaiting(q)
-    mistake = q.get("misconception")
-    feedback = [str(line) for line in q.get("feedback") or []]
-    score, max_score = None if manual else float(q["score"]), float(q.get("max_score") or 0)
-    return {"id": qid, "topic": pages.topic(qid, q, " notebook"), "manual": manual,
-            "score": score, "max_score": max_score,
-            "lost": pages.points_lost(q) or bool(q.get("manual")) and score is not None and score < max_score,
-            "awaiting": 0.0 if manual else awaiting,
-            "lost_points": 0.0 if score is None else max(0.0, max_score - score - awaiting),
-            "pending": [{"id": str(row.get("id", "")),
-                         "kind": "hidden test" if row.get("hidden") else "test in your notebook",
-                         "points": float(row.get("max_score") or 0) - float(row.get("score") or 0),
-                         "message": row.get("message") or "", "review": str(row["review"])}
-                        for row in rows if pages.awaiting_review(row)],
-            "mistake": mistake and {"id": str(mistake["id"]),
-                                    "description": str(mistake.get("description") or "").strip(),
-                                    "hint": str(mistake.get("hint") or "").strip()},
-            "failing": [_group(rows) for rows in _by_message(failing)],
-            "others": feedback[1:] if mistake else feedback}   # the first line says the mistake
+    mistake = q.misconception
+    feedback = [str(line) for line in q.feedback]
+    score, max_score = None if q.score is None else float(q.score), float(q.max_score or 0)
+    return _Question(
+        id=qid, topic=pages.topic(qid, q, " notebook"), manual=manual, score=score, max_score=max_score,
+        lost=pages.points_lost(q) or bool(q.manual) and score is not None and score < max_score,
+        awaiting=0.0 if manual else awaiting,
+        lost_points=0.0 if score is None else max(0.0, max_score - score - awaiting),
+        pending=[{"id": str(row.id), "kind": "hidden test" if row.hidden else "test in your notebook",
+                  "points": float(row.max_score or 0) - float(row.score or 0),
+                  "message": row.message or "", "review": str(row.review)}
+                 for row in rows if row.awaiting_review],
+        mistake={"id": str(mistake.id), "description": str(mistake.description or "").strip(),
+                 "hint": str(mistake.hint or "").strip()} if mistake else None,
+        failing=[_group(rows) for rows in _by_message(failing)],
+        others=feedback[1:] if mistake else feedback)   # the first line says the mistake
 
 
-def _by_message(rows: list[dict]) -> list[list[dict]]:
+def _by_message(rows: list[CheckResult]) -> list[list[CheckResult]]:
     """Failed checks grouped by message (in order): a missing name fails every check the same way."""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[CheckResult]] = {}
     for row in rows:
-        groups.setdefault(str(row.get("message") or ""), []).append(row)
+        groups.setdefault(str(row.message or ""), []).append(row)
     return list(groups.values())
 
 
-def _group(rows: list[dict]) -> dict:
+def _group(rows: list[CheckResult]) -> dict[str, Any]:
     """Failed checks that share a message: their ids, where they are, the points they cost."""
-    hidden = sum(1 for row in rows if row.get("hidden"))
+    hidden = sum(1 for row in rows if row.hidden)
     if len(rows) == 1:
         kind = "hidden test" if hidden else "test in your notebook"
     else:
         kind = ("hidden tests" if hidden == len(rows) else "tests in your notebook" if not hidden
                 else f"{len(rows) - hidden} in your notebook, {hidden} hidden")
-    return {"rows": [{"id": str(row.get("id", ""))} for row in rows], "kind": kind,
-            "lost": sum(float(row.get("max_score") or 0) - float(row.get("score") or 0) for row in rows),
-            "message": rows[0].get("message") or "this test did not pass",
-            "reviews": [str(row["review"]) for row in rows if row.get("review")]}
+    return {"rows": [{"id": str(row.id)} for row in rows], "kind": kind,
+            "lost": sum(float(row.max_score or 0) - float(row.score or 0) for row in rows),
+            "message": rows[0].message or "this test did not pass",
+            "reviews": [str(row.review) for row in rows if row.review]}

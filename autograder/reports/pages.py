@@ -9,11 +9,23 @@ the results is always text on the page, never markup.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
 from markupsafe import Markup
+
+from autograder.grader_side.results import (
+    CheckResult,
+    QuestionResult,
+    Results,
+    StudentResult,
+    as_results,
+    as_student,
+)
 
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
@@ -66,54 +78,65 @@ def code_spans(text) -> list[tuple[str, bool]]:
 
 # ---- reading the results ----------------------------------------------------------------------
 
-def question_order(results: dict) -> list[str]:
-    """The question ids of a results document, in the order its results list them (the set's)."""
-    order: list[str] = []
-    for r in (results.get("students") or {}).values():
-        order += [str(qid) for qid in r.get("questions") or {} if str(qid) not in order]
-    return order
+def question_order(results: Results | Mapping[str, Any]) -> list[str]:
+    """The question ids of the results (or a results document), in the order they list them (the set's)."""
+    return as_results(results).question_order()
 
 
-def topic(qid: str, question: dict, notebook_word: str = "") -> str:
+def topic(qid: str, question: QuestionResult | Mapping[str, Any], notebook_word: str = "") -> str:
     """The topic of a question as its result states it, with its notebook:
     ``Counting parameters (build notebook)``."""
-    words, notebook = question.get("topic"), question.get("notebook")
-    if not words:
+    q = question if isinstance(question, QuestionResult) else QuestionResult.from_dict(question)
+    if not q.topic:
         return ""
-    return f"{words} ({notebook}{notebook_word})" if notebook else str(words)
+    return f"{q.topic} ({q.notebook}{notebook_word})" if q.notebook else q.topic
 
 
-def awaiting_review(row: dict) -> bool:
+def awaiting_review(row: CheckResult) -> bool:
     """True when a check's points wait for a TA: the grader could neither accept nor reject the
     answer (its ``review`` quotes it), so the 0 it holds is no verdict."""
-    return bool(row.get("review")) and not row.get("passed")
+    return row.awaiting_review
 
 
-def points_awaiting(question: dict) -> float:
+def points_awaiting(question: QuestionResult) -> float:
     """The points of an autograded question that wait for a TA's review."""
-    return sum(float(row.get("max_score") or 0) - float(row.get("score") or 0)
-               for row in question.get("checks") or [] if awaiting_review(row))
+    return sum(float(row.max_score) - float(row.score) for row in question.checks if row.awaiting_review)
 
 
-def points_lost(question: dict) -> bool:
+def points_lost(question: QuestionResult) -> bool:
     """True when an autograded question scored below its maximum by more than the points that
     wait for a TA's review."""
-    if question.get("manual") or question.get("score") is None:
+    if question.manual or question.score is None:
         return False
-    return float(question["score"]) + points_awaiting(question) < float(question.get("max_score") or 0)
+    return float(question.score) + points_awaiting(question) < float(question.max_score)
 
 
-def hand_graded(result: dict) -> list[dict]:
-    """What a TA grades by hand in one result, as {"question", "points", "review"}: the questions the
-    contract leaves to a TA (``review`` false), then the questions of ``needs_manual_grade`` with an
-    answer the grader sent to a TA for review (``review`` true; the check's ``review`` quotes it)."""
-    questions = result.get("questions") or {}
-    listed = set(map(str, result.get("needs_manual_grade") or []))
-    found = {str(qid): {"question": str(qid), "points": q.get("max_score"), "review": False}
+@dataclass(frozen=True)
+class HandGraded:
+    """A question a TA grades by hand in one result: one the contract leaves to a TA (``review``
+    false), or one with an answer the grader sent to a TA (``review`` true)."""
+    question: str
+    points: float | None
+    review: bool
+
+
+def to_grade_by_hand(result: StudentResult) -> list[HandGraded]:
+    """What a TA grades by hand in one result: the questions the contract leaves to a TA, then the
+    questions of ``needs_manual_grade`` with an answer the grader sent to a TA for review (the
+    check's ``review`` quotes it)."""
+    questions = result.questions
+    listed = set(map(str, result.needs_manual_grade))
+    found = {str(qid): HandGraded(str(qid), q.max_score, False)
              for qid, q in questions.items()
-             if q.get("manual") and (q.get("score") is None or str(qid) in listed)}   # not one scored 0 unanswered
-    for qid in map(str, result.get("needs_manual_grade") or []):
+             if q.manual and (q.score is None or str(qid) in listed)}   # not one scored 0 unanswered
+    for qid in map(str, result.needs_manual_grade):
         if qid not in found:
-            found[qid] = {"question": qid, "points": (questions.get(qid) or {}).get("max_score"),
-                          "review": not (questions.get(qid) or {}).get("manual")}
+            q = questions.get(qid)
+            found[qid] = HandGraded(qid, q.max_score if q else None, not (q and q.manual))
     return list(found.values())
+
+
+def hand_graded(result: StudentResult | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """``to_grade_by_hand`` of a result (or of a student of a results document), each as
+    {"question", "points", "review"}."""
+    return [asdict(g) for g in to_grade_by_hand(as_student(result))]

@@ -18,8 +18,12 @@ import base64
 import io
 import statistics
 from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from autograder.grader_side.results import QuestionResult, Results, StudentResult, as_results
 from autograder.reports import pages
 
 FIGURES = ("scores_per_question.png", "misconceptions.png", "totals.png")
@@ -29,8 +33,10 @@ FULL, PARTIAL, NONE, AWAITING = "#009E73", "#F0E442", "#D55E00", "#56B4E9"
 BLUE, INK, GRID = "#0072B2", "#1f2933", "#d9e2ec"
 
 
-def write_report(results: dict, folder: Path, nbgrader_seconds: float | None = None) -> Path:
-    """Write ``<folder>/report.html`` and its figures; return the page's path."""
+def write_report(results: Results | Mapping[str, Any], folder: Path, nbgrader_seconds: float | None = None) -> Path:
+    """Write ``<folder>/report.html`` and its figures; return the page's path. ``results``: a
+    ``Results``, or the results document ``autograde`` returns."""
+    results = as_results(results)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     stats = Stats(results)
@@ -45,80 +51,88 @@ def write_report(results: dict, folder: Path, nbgrader_seconds: float | None = N
 
 # ---- numbers ------------------------------------------------------------------------------------
 
+@dataclass
+class Mistake:
+    """A catalogued mistake as the report counts it."""
+    question: str
+    description: str
+    hint: str
+    students: list[str] = field(default_factory=list)
+
+
 class Stats:
     """What the report shows, computed once from the results."""
 
-    def __init__(self, results: dict):
-        self.assignment = str(results.get("assignment", ""))
-        self.students: dict = results.get("students") or {}
-        self.graded = {sid: r for sid, r in self.students.items() if r.get("status") == "graded"}
-        self.failed = {sid: r for sid, r in self.students.items() if r.get("status") != "graded"}
-        self.max_score = max((float(r.get("max_score") or 0) for r in self.students.values()), default=0.0)
-        self.totals = [float(r.get("score") or 0) for r in self.graded.values()]
+    def __init__(self, results: Results | Mapping[str, Any]):
+        results = as_results(results)
+        self.assignment = str(results.assignment)
+        self.students: dict[str, StudentResult] = results.students
+        self.graded = {sid: r for sid, r in self.students.items() if r.status == "graded"}
+        self.failed = {sid: r for sid, r in self.students.items() if r.status != "graded"}
+        self.max_score = max((float(r.max_score or 0) for r in self.students.values()), default=0.0)
+        self.totals = [float(r.score or 0) for r in self.graded.values()]
 
         # questions in the contract's order, then any the results add
-        seen = pages.question_order({"assignment": self.assignment, "students": self.graded})
-        self.questions: dict[str, dict] = {}
+        seen = Results(self.assignment, {}, 1, self.graded).question_order()
+        self.questions: dict[str, dict[str, Any]] = {}
         for qid in seen:
-            rows = [r["questions"][qid] for r in self.graded.values() if qid in (r.get("questions") or {})]
-            auto = [q for q in rows if not q.get("manual") and q.get("score") is not None]
+            rows = [r.questions[qid] for r in self.graded.values() if qid in r.questions]
+            auto = [q for q in rows if not q.manual and q.score is not None]
             if not auto:
                 continue
-            top = max(float(q.get("max_score") or 0) for q in auto)
-            scores = [float(q["score"]) for q in auto]
+            top = max(float(q.max_score or 0) for q in auto)
+            scores = [float(q.score) for q in auto if q.score is not None]
             # points waiting for a TA's review are not lost: such a question is counted apart
             lost = [q for q in auto if pages.points_lost(q)]
             kinds = Counter(_kind(q) for q in auto)
             self.questions[qid] = {
                 "max": top, "scores": scores, "n": len(scores),
                 **{kind: kinds[kind] for kind in ("full", "awaiting", "partial", "none")},
-                "named": sum(1 for q in lost if q.get("misconception")),
-                "unnamed": sum(1 for q in lost if not q.get("misconception")),
+                "named": sum(1 for q in lost if q.misconception),
+                "unnamed": sum(1 for q in lost if not q.misconception),
                 "topic": pages.topic(qid, auto[0]),
             }
 
         # misconceptions: count, question, description and hint
-        self.mistakes: Counter = Counter()
-        self.mistake_info: dict[str, dict] = {}
+        self.mistakes: Counter[str] = Counter()
+        self.mistake_info: dict[str, Mistake] = {}
         for sid, r in self.graded.items():
-            for qid, q in (r.get("questions") or {}).items():
-                mistake = q.get("misconception")
+            for qid, q in r.questions.items():
+                mistake = q.misconception
                 if not mistake:
                     continue
-                mid = str(mistake["id"])
+                mid = str(mistake.id)
                 self.mistakes[mid] += 1
-                info = self.mistake_info.setdefault(mid, {"question": str(qid), "description": mistake["description"],
-                                                          "hint": mistake["hint"], "students": []})
-                info["students"].append(str(sid))
+                info = self.mistake_info.setdefault(mid, Mistake(str(qid), mistake.description, mistake.hint))
+                info.students.append(str(sid))
         order = list(self.questions)
         self.mistake_order = sorted(self.mistakes, key=lambda m: (-self.mistakes[m], _index(
-            order, self.mistake_info[m]["question"]), m))
+            order, self.mistake_info[m].question), m))
 
         # hand grading: question -> [points, how many submissions]; answers sent to a TA for review
-        self.manual: dict[str, list] = {}
-        self.reviews: list[dict] = []
+        self.manual: dict[str, list[Any]] = {}
+        self.reviews: list[dict[str, str]] = []
         for sid, r in self.students.items():
-            sent = [{"student": str(sid), "question": str(qid), "check": str(row.get("id", "")),
-                     "answer": str(row["review"])}
-                    for qid, q in (r.get("questions") or {}).items() for row in q.get("checks") or []
-                    if row.get("review")]
-            for grade in pages.hand_graded(r):
-                if not grade["review"]:
-                    points = grade["points"]
-                    self.manual.setdefault(grade["question"], [points, 0])[1] += 1
-                elif not any(row["question"] == grade["question"] for row in sent):
-                    sent.append({"student": str(sid), "question": grade["question"], "check": "", "answer": ""})
+            sent = [{"student": str(sid), "question": str(qid), "check": str(row.id), "answer": str(row.review)}
+                    for qid, row in r.checks() if row.review]
+            asked = {str(qid) for qid, row in r.checks() if row.review}
+            for grade in pages.to_grade_by_hand(r):
+                if not grade.review:
+                    self.manual.setdefault(grade.question, [grade.points, 0])[1] += 1
+                elif grade.question not in asked:
+                    asked.add(grade.question)
+                    sent.append({"student": str(sid), "question": grade.question, "check": "", "answer": ""})
             self.reviews += sent
 
-        self.flagged: list[tuple[str, dict, list[tuple[str, str]]]] = []
+        self.flagged: list[tuple[str, StudentResult, list[tuple[str, str]]]] = []
         for sid, r in self.students.items():
             items: list[tuple[str, str]] = []
-            if r.get("status") != "graded":
-                items.append(("failed", str(r.get("reason") or "no reason recorded")))
-            elif r.get("reason"):
-                items.append(("partly unreadable", str(r["reason"])))
-            items += [("flag", str(flag)) for flag in r.get("flags") or []]
-            items += [("nbgrader disagrees", str(line)) for line in r.get("disagreements") or []]
+            if r.status != "graded":
+                items.append(("failed", str(r.reason or "no reason recorded")))
+            elif r.reason:
+                items.append(("partly unreadable", str(r.reason)))
+            items += [("flag", str(flag)) for flag in r.flags]
+            items += [("nbgrader disagrees", str(line)) for line in r.disagreements]
             if items:
                 self.flagged.append((str(sid), r, items))
 
@@ -131,11 +145,11 @@ class Stats:
         return statistics.median(self.totals) if self.totals else None
 
 
-def _kind(question: dict) -> str:
+def _kind(question: QuestionResult) -> str:
     """How one submission did on an autograded question: full marks, awaiting a TA's review (some
     of its points wait for one), some points or no points."""
-    score = float(question["score"])
-    if score >= float(question.get("max_score") or 0):
+    score = float(question.score or 0)   # (an autograded question: scored)
+    if score >= float(question.max_score or 0):
         return "full"
     if pages.points_awaiting(question) > 0:
         return "awaiting"
@@ -230,8 +244,8 @@ def _plot_mistakes(stats: Stats) -> bytes:
             ax.barh(y, counts, color=BLUE, height=0.65)
             for yy, count in zip(y, counts, strict=True):
                 ax.text(count, yy, f" {count}", va="center", fontsize=9)
-            labels = [m + ("\n" + _short(stats.mistake_info[m]["description"], 58)
-                           if stats.mistake_info[m]["description"] else "") for m in ids]
+            labels = [m + ("\n" + _short(stats.mistake_info[m].description, 58)
+                           if stats.mistake_info[m].description else "") for m in ids]
             ax.set_yticks(y, labels, parse_math=False)
             ax.set_xlim(0, max(counts) * 1.12 + 0.5)
             ax.xaxis.get_major_locator().set_params(integer=True)
@@ -278,29 +292,30 @@ def _short(text: str, limit: int) -> str:
 
 # ---- page -------------------------------------------------------------------------------------
 
-def _page(results: dict, stats: Stats, pngs: dict, nbgrader_seconds) -> str:
-    isolation = results.get("isolation") or {}
+def _page(results: Results, stats: Stats, pngs: dict[str, bytes], nbgrader_seconds: float | None) -> str:
+    isolation = results.isolation
     return pages.render(
         "report.html.j2", styles=("page.css", "report.css"), assignment=stats.assignment,
         n=len(stats.students), cards=_cards(results, stats, nbgrader_seconds),
-        flagged=[{"student": sid, "status": "failed" if r.get("status") != "graded" else "graded",
-                  "score": r.get("score"), "max_score": r.get("max_score"), "notes": notes}
+        flagged=[{"student": sid, "status": "failed" if r.status != "graded" else "graded",
+                  "score": r.score, "max_score": r.max_score, "notes": notes}
                  for sid, r, notes in stats.flagged],
         manual=[(qid, points, count) for qid, (points, count) in stats.manual.items()], reviews=stats.reviews,
         figures=[(name, "data:image/png;base64," + base64.b64encode(data).decode("ascii"))
                  for name, data in pngs.items()],
-        mistakes=[{"id": mid, "count": stats.mistakes[mid], **stats.mistake_info[mid],
-                   "students": sorted(stats.mistake_info[mid]["students"])} for mid in stats.mistake_order],
+        mistakes=[{"id": mid, "count": stats.mistakes[mid], "question": stats.mistake_info[mid].question,
+                   "description": stats.mistake_info[mid].description, "hint": stats.mistake_info[mid].hint,
+                   "students": sorted(stats.mistake_info[mid].students)} for mid in stats.mistake_order],
         questions={qid: {**q, "mean": round(statistics.fmean(q["scores"]), 2)} for qid, q in stats.questions.items()},
         isolation=[(str(key).replace("_", " "), list(value) if isinstance(value, (list, tuple)) else None, value)
                    for key, value in isolation.items()])
 
 
-def _cards(results, stats, nbgrader_seconds) -> list[tuple[str, str, str]]:
+def _cards(results: Results, stats: Stats, nbgrader_seconds: float | None) -> list[tuple[str, str, str]]:
     """(label, number, detail) of each summary card."""
     num = pages.num
-    seconds = results.get("seconds")
-    workers = results.get("workers")
+    seconds = results.seconds
+    workers = results.workers
     n = len(stats.students)
     cards = [("submissions", f"{n}", f"{len(stats.graded)} graded, {len(stats.failed)} failed"),
              ("mean total", num(round(stats.mean, 1)) if stats.mean is not None else "–",

@@ -19,6 +19,7 @@ from autograder import api
 from autograder.course import Course
 from autograder.grader_side import misconceptions
 from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.results import Results
 from autograder.reports import feedback, report
 from autograder.tooling.sampleclass import write_submission
 
@@ -85,7 +86,7 @@ def sets(course: Course | Path | None = None) -> list[str]:
 
 
 def run(out: Path, assignment: str, progress=None,
-        course: Course | Path | None = None) -> tuple[dict, dict[str, Path]]:
+        course: Course | Path | None = None) -> tuple[Results, dict[str, Path]]:
     """Run the whole demo of one set of ``course`` (default: the course folder this runs in) into
     ``out``, in a throwaway copy of that course; returns the results and what it wrote, by name."""
     source = Course.of(course)
@@ -97,8 +98,8 @@ def run(out: Path, assignment: str, progress=None,
     ids = build_class(folder, a)
     if progress:
         progress("class", len(ids))
-    results = api.autograde(a.name, folder / "submitted", timeout=TIMEOUT,
-                            progress=progress and (lambda sid: progress("graded", sid)), repo=folder)
+    results = api.grade_class(a.name, folder / "submitted", timeout=TIMEOUT,
+                              progress=progress and (lambda sid: progress("graded", sid)), repo=folder)
     if progress:
         progress("done", results)
     started = time.monotonic()
@@ -106,13 +107,13 @@ def run(out: Path, assignment: str, progress=None,
                  repo=folder, check=False)
     nbgrader_seconds = time.monotonic() - started
     api.compare_nbgrader(results, folder / "gradebook.db")
-    results["nbgrader_seconds"] = round(nbgrader_seconds, 1)
+    results.nbgrader_seconds = round(nbgrader_seconds, 1)
     written = {"results": out / "results.json", "grades": out / "grades.csv", "gradescope": out / "gradescope",
                "feedback": out / "feedback"}   # and "report", once written
     api.write_json(results, written["results"])
     api.write_csv(results, written["grades"])
     written["gradescope"].mkdir(exist_ok=True)
-    for sid, result in results["students"].items():
+    for sid, result in results.students.items():
         (written["gradescope"] / f"{sid}.json").write_text(json.dumps(api.gradescope(result), indent=1))
     feedback.write_pages(results, written["feedback"])
     written["report"] = report.write_report(results, out, nbgrader_seconds=nbgrader_seconds)

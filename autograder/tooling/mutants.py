@@ -81,12 +81,12 @@ def run(assignment: str, graders=GRADERS, workers: int = 0, repo: Path | None = 
         if "course" in graders:
             report.scores["course"], report.failed["course"] = {}, {}
             for root, packed in courses:
-                students = api.autograde(assignment, root / "submitted", workers=workers, repo=root)["students"]
+                students = api.grade_class(assignment, root / "submitted", workers=workers, repo=root).students
                 for sid, entries in packed.items():
                     for e in entries:
-                        question = students[sid]["questions"][e.question]
-                        report.scores["course"][e.id] = question["score"]
-                        report.failed["course"][e.id] = {r["id"] for r in question["checks"] if not r["passed"]}
+                        question = students[sid].questions[e.question]
+                        report.scores["course"][e.id] = question.score
+                        report.failed["course"][e.id] = {r.id for r in question.checks if not r.passed}
         if "nbgrader" in graders:
             with ThreadPoolExecutor(len(courses)) as pool:   # one nbgrader per course folder, side by side
                 parts = list(pool.map(lambda c: _nbgrader_scores(template, *c), courses))

@@ -1,8 +1,9 @@
 """Grading one submission, as an ordered list of steps, one module each.
 
-``grade(task, env)`` is self-contained: a folder in, plain JSON-able results out, so the same
-task can run in a thread here or on a cluster engine elsewhere. The order of the steps is
-``STEPS``; each step reads and extends the ``Submission`` it is given.
+``grade(task, env)`` is self-contained: a folder in, a ``StudentResult`` out (plain data,
+``to_dict`` for a pipe), so the same task can run in a thread here or on a cluster engine
+elsewhere. The order of the steps is ``STEPS``; each step reads and extends the ``Submission`` it
+is given.
 """
 from __future__ import annotations
 
@@ -40,17 +41,19 @@ _STEP_MODULES = {step.__module__ for step in STEPS}
 log = logging.getLogger(__name__)
 
 
-def grade(student: str, folder: Path, env: Env, refused: dict[str, str] | None = None) -> dict:
+def grade(student: str, folder: Path, env: Env, refused: dict[str, str] | None = None) -> StudentResult:
     """Grade the submission in ``folder``; never raises for anything the submission contains.
     ``refused``: notebook -> why it was not read, for notebooks refused before (on the cluster, by
     the grader that sent the files)."""
     sub = Submission(student, Path(folder), problems=dict(refused or {}))
     for step in STEPS:
         step(sub, env)
+    if sub.result is None:
+        raise RuntimeError("the pipeline's last step (score) left no result")
     return sub.result
 
 
-def grade_safely(student, folder, env, refused=None) -> dict:
+def grade_safely(student: str, folder: Path, env: Env, refused: dict[str, str] | None = None) -> StudentResult:
     """One task; a bug in the grader fails this student with its reason, not the batch. The reason
     says what failed (the step, the grader's line, the error: ``failed_at``) and the whole
     traceback is logged, so one such result is enough to find its cause."""
@@ -61,7 +64,7 @@ def grade_safely(student, folder, env, refused=None) -> dict:
                   for_terminal_lines("".join(traceback.format_exception(exc))))
         return StudentResult("grader-error", 0.0, env.assignment.max_score,
                              reason=f"the grader could not grade this submission ({failed_at(exc)}): "
-                                    f"{type(exc).__name__}: {for_terminal(exc)}"[:400]).to_dict()
+                                    f"{type(exc).__name__}: {for_terminal(exc)}"[:400])
 
 
 def failed_at(exc: BaseException) -> str:

@@ -9,6 +9,7 @@ every check of the question, the feedback names that entry.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import nbformat
 import numpy as np
@@ -16,12 +17,13 @@ import numpy as np
 from autograder.grader_side import misconceptions
 from autograder.grader_side.assignment import notebook
 from autograder.grader_side.free_text import normalize
+from autograder.grader_side.misconceptions import Entry
 from autograder.grader_side.pipeline import execute, program, read
-from autograder.grader_side.pipeline.submission import Submission
+from autograder.grader_side.pipeline.submission import Env, Outcome, Submission
 from autograder.student_side.checks import ATOL, RTOL
 
 
-def _unanswered(reply) -> bool:
+def _unanswered(reply: Any) -> bool:
     """A reply saying the name is missing or still the release's stub."""
     return isinstance(reply, tuple) and (reply[0] == "missing" or reply == ("raised", "NotImplementedError"))
 
@@ -29,14 +31,14 @@ def _unanswered(reply) -> bool:
 class Matcher:
     """Replays of the catalogue's wrong answers, computed on first use and kept for the batch."""
 
-    def __init__(self, env):
+    def __init__(self, env: Env):
         self.env = env
         self.entries = env.assignment.set.catalogue
-        self._replays: dict[str, dict] = {}
+        self._replays: dict[str, dict[str, list[Any]]] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()
 
-    def replay(self, entry) -> dict[str, list]:
+    def replay(self, entry: Entry) -> dict[str, list[Any]]:
         """check id -> the replies the entry's wrong answer gives on that check."""
         with self._lock:
             lock = self._locks.setdefault(entry.id, threading.Lock())
@@ -45,7 +47,7 @@ class Matcher:
                 self._replays[entry.id] = self._run(entry)
             return self._replays[entry.id]
 
-    def _run(self, entry):
+    def _run(self, entry: Entry) -> dict[str, list[Any]]:
         a = self.env.assignment
         name = a.questions[entry.question].notebook
         source = {c.grade_id: c.source for c in a.cells(name)}
@@ -58,7 +60,7 @@ class Matcher:
             execute.run_notebook(replay, self.env, name, todo, slot)
         return {c.id: replay.outcomes[c.id].replies for c in todo}
 
-    def diagnose(self, question: str, outcomes: dict):
+    def diagnose(self, question: str, outcomes: dict[str, Outcome]) -> Entry | None:
         """The first entry of ``question`` whose replies match the submission's, or None."""
         for entry in self.entries:
             if entry.question == question:
@@ -72,7 +74,7 @@ class Matcher:
 _matchers_lock = threading.Lock()
 
 
-def run(sub, env):
+def run(sub: Submission, env: Env) -> None:
     a = env.assignment
     lost = {c.question for c in a.checks if c.id in sub.outcomes and not sub.outcomes[c.id].passed}
     # Only questions the submission answered: a missing name or a stub matches no misconception.
@@ -91,7 +93,7 @@ def run(sub, env):
             sub.diagnoses[question] = entry
 
 
-def _same(a, b) -> bool:
+def _same(a: Any, b: Any) -> bool:
     """Replies equal as data: arrays within the default tolerance, text once normalized,
     everything else exactly."""
     if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):

@@ -8,12 +8,16 @@ at most ``MAX_RESTARTS`` times per notebook.
 import ast
 import functools
 import re
+from collections.abc import Callable
+from typing import Any
 
 from autograder.grader_side import syntax
-from autograder.grader_side.pipeline.submission import Outcome
-from autograder.grader_side.sandbox import ChildDied
-from autograder.student_side.checks import NeedsReview
-from autograder.student_side.student import CheckFailed, Student
+from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.pipeline.submission import Env, Outcome, Submission
+from autograder.grader_side.problem_set import ProblemSet
+from autograder.grader_side.sandbox import ChildDied, Session
+from autograder.student_side.checks import Check, NeedsReview
+from autograder.student_side.student import CheckFailed, Student, Transport
 
 MAX_RESTARTS = 4
 
@@ -22,7 +26,7 @@ class StudentCrashed(Exception):
     """The process running the submission died; a fresh one is started for the next question."""
 
 
-def run(sub, env):
+def run(sub: Submission, env: Env) -> None:
     for notebook in env.assignment.notebooks:
         # The answers (the set's answer variables) are read before any of the student's functions is called:
         # code called with hidden inputs could otherwise write them into an answer, which a TA's
@@ -40,12 +44,12 @@ def run(sub, env):
         _drop_replies(sub, todo)
 
 
-def _reads_answers_only(a, check) -> bool:
+def _reads_answers_only(a: ProblemSet, check: Check) -> bool:
     """Whether ``check`` reads only answer variables (those with a form: ``FORMS``), calling nothing."""
     return all(name in a.forms for name in a.uses(check))
 
 
-def _drop_replies(sub, todo):
+def _drop_replies(sub: Submission, todo: list[Check]) -> None:
     """Replies only serve to name the mistake behind a lost point: once the checks have judged
     them, drop those of every question that lost none."""
     lost = {c.question for c in todo if c.id in sub.outcomes and not sub.outcomes[c.id].passed}
@@ -54,9 +58,10 @@ def _drop_replies(sub, todo):
             sub.outcomes[c.id].replies = []
 
 
-def run_notebook(sub, env, notebook, todo, slot):
+def run_notebook(sub: Submission, env: Env, notebook: str, todo: list[Check], slot: int) -> None:
     """Run ``todo`` (checks of ``notebook``) on the submission's program in a sandboxed child."""
-    session, restarts = None, 0
+    session: Session | None = None
+    restarts = 0
     shown = shown_only(env.assignment, notebook)
     try:
         for index, check in enumerate(todo):
@@ -106,7 +111,7 @@ def run_notebook(sub, env, notebook, todo, slot):
             session.close()
 
 
-def shown_only(a, notebook: str) -> frozenset[str]:
+def shown_only(a: Assignment, notebook: str) -> frozenset[str]:
     """The names only the given cells the grader never runs define (``grader=skip``: a cell that shows
     the student something, such as loading week 5's trained model)."""
     return frozenset().union(*(_defined(cell.source) for cell in a.given(notebook).values()
@@ -125,7 +130,8 @@ def _defined(source: str) -> frozenset[str]:
                       if isinstance(n, (ast.Import, ast.ImportFrom)) for alias in n.names})
 
 
-def _why_missing(sub, notebook, load_report, shown: frozenset[str] = frozenset()):
+def _why_missing(sub: Submission, notebook: str, load_report: list[dict[str, Any]],
+                 shown: frozenset[str] = frozenset()) -> Callable[[str], str | None]:
     """For a name the notebook did not define: the error of the cell that should have defined it
     (the last cell that stopped with an error and mentions the name), so a syntax error is reported
     as that cell's error, not as a name that is missing. A name that cell missed because only a
@@ -167,8 +173,8 @@ def mentions(source: str, name: str) -> bool:
 CELL_NAME = re.compile(r"<cell \d+>,?\s*")
 
 
-def _transport(session, died):
-    def send(header, blobs):
+def _transport(session: Session, died: type[BaseException]) -> Transport:
+    def send(header: dict[str, Any], blobs: list[Any]) -> tuple[Any, ...]:
         try:
             return session.request(header, blobs)
         except died as exc:

@@ -7,9 +7,10 @@ student's own included), that is a symbolic link (it could point at another stud
 file only the grader may read), or anything but a regular file, gets a one-line reason instead.
 """
 from autograder.grader_side import submitted
+from autograder.grader_side.pipeline.submission import Env, Submission
 
 
-def run(sub, env):
+def run(sub: Submission, env: Env) -> None:
     a = env.assignment
     for notebook in a.notebooks:
         if notebook in sub.problems:   # refused before it got here (the cluster's grader reads it)

@@ -10,8 +10,11 @@ notebook that exhausts it runs its cells as written, and its route questions go 
 first cell, the prelude, makes ``from student_side import check, ready`` harmless (checks run in
 the grader, not next to the code) and defines the ``get_ipython()`` that transformed code calls.
 """
+from typing import Any
+
 from autograder.grader_side import analysis
 from autograder.grader_side.pipeline.read import as_graded
+from autograder.grader_side.pipeline.submission import Cell, Env, Submission
 from autograder.grader_side.pipeline.tamper import retyped
 
 PRELUDE = '''\
@@ -48,7 +51,7 @@ def get_ipython():
     return _shell
 '''
 
-def run(sub, env):
+def run(sub: Submission, env: Env) -> None:
     for notebook, cells in sub.cells.items():
         tests, given = env.assignment.tests(notebook), env.assignment.given(notebook)
         entries, placed, number = [], set(), 0      # (source, the student's, label, grade_id)
@@ -79,7 +82,7 @@ def run(sub, env):
         sub.readings[notebook] = reading
 
 
-def _pasted_given(cell, given) -> bool:
+def _pasted_given(cell: Cell, given: dict[str, Any]) -> bool:
     """Whether ``cell`` is an ordinary cell holding exactly a given cell's code (an earlier copy of a
     cell pasted twice): it is the course's code, run once where the course's cell is, not again."""
     return not cell.grade_id and any(cell.source.strip() == g.source.strip() for g in given.values())

@@ -10,9 +10,11 @@ notebooks with the same reason).
 """
 import json
 from dataclasses import replace
+from pathlib import Path
+from typing import Any
 
 from autograder.grader_side import submitted
-from autograder.grader_side.pipeline.submission import Cell
+from autograder.grader_side.pipeline.submission import Cell, Env, Submission
 from autograder.grader_side.submitted import MAX_BYTES, MAX_VALUES
 
 __all__ = ["MAX_BYTES", "MAX_VALUES", "NotANotebook", "as_graded", "parse", "read_file", "run"]
@@ -22,7 +24,7 @@ class NotANotebook(ValueError):
     pass
 
 
-def run(sub, env):
+def run(sub: Submission, env: Env) -> None:
     for notebook, parts in sub.paths.items():
         try:
             sub.cells[notebook] = parse(read_file(sub.folder, parts))
@@ -30,7 +32,7 @@ def run(sub, env):
             sub.problems[notebook] = f"{notebook}.ipynb could not be read: {exc}"
 
 
-def read_file(folder, parts, limit: int = MAX_BYTES) -> bytes:
+def read_file(folder: Path, parts: tuple[str, ...] | list[str], limit: int = MAX_BYTES) -> bytes:
     """The bytes of ``folder/parts...`` by the one reader's rule (``grader_side.submitted``);
     NotANotebook when it is not a regular file of at most ``limit`` bytes reached without a link."""
     try:
@@ -66,7 +68,7 @@ def parse(data: bytes) -> list[Cell]:
     return [_cell(c, i) for i, c in enumerate(nb["cells"])]
 
 
-def _cell(raw, index) -> Cell:
+def _cell(raw: Any, index: int) -> Cell:
     if not isinstance(raw, dict) or not isinstance(raw.get("cell_type"), str):
         raise NotANotebook(f"cell {index} is not a notebook cell")
     source = raw.get("source", "")
@@ -83,7 +85,7 @@ def _cell(raw, index) -> Cell:
                 nbg.get("points"), nbg.get("solution") is True)
 
 
-def as_graded(cells: list[Cell], course_cells) -> list[Cell]:
+def as_graded(cells: list[Cell], course_cells: list[Any]) -> list[Cell]:
     """The cells of a submitted notebook as both graders grade them, whatever their nbgrader
     metadata claims, by nbgrader's own rules (``ForgetUnknownCells``, ``DeduplicateIds``,
     ``OverwriteCells``): of the cells naming one of the course's cells (``course_cells``, the

@@ -14,13 +14,16 @@ from __future__ import annotations
 import threading
 
 from autograder.grader_side import routes
-from autograder.grader_side.pipeline.submission import Outcome
+from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.misconceptions import Entry
+from autograder.grader_side.pipeline.submission import Env, Outcome, Submission
+from autograder.student_side.checks import Check
 
-_known: dict[tuple, object] = {}
+_known: dict[tuple[str, ...], Entry | None] = {}
 _known_lock = threading.Lock()
 
 
-def run(sub, env):
+def run(sub: Submission, env: Env) -> None:
     for notebook, reading in sub.readings.items():
         if reading.failure:
             _unread(sub, env.assignment, notebook, reading.failure)
@@ -46,7 +49,7 @@ def run(sub, env):
                 _evidence_for_a_ta(sub, notebook, qid, mine)
 
 
-def _evidence_for_a_ta(sub, notebook: str, qid: str, mine) -> None:
+def _evidence_for_a_ta(sub: Submission, notebook: str, qid: str, mine: list[Check]) -> None:
     """The points of ``qid``'s passed checks wait for a TA where the code reported reaching torch
     while they ran. A visible check goes by what visible checks saw: what the code did with a hidden
     check's inputs must not show in a result a student reads before grades are published."""
@@ -59,7 +62,7 @@ def _evidence_for_a_ta(sub, notebook: str, qid: str, mine) -> None:
                            "though its source shows no route to it; check it by hand")
 
 
-def _unread(sub, a, notebook: str, failure: str) -> None:
+def _unread(sub: Submission, a: Assignment, notebook: str, failure: str) -> None:
     """The notebook's cells ran as written (IPython syntax untransformed): a check that failed may
     have failed for the grader's reason, not the student's, so its points wait for a TA too."""
     why = f"{failure}; its cells ran as written (IPython syntax not transformed): check it by hand"
@@ -75,7 +78,7 @@ def _unjudged(rule: routes.Rule, failure: str) -> routes.Verdict:
     return routes.Verdict(rule.question, [routes.Finding("unsure", "judge", why, "the whole notebook", "")], rule)
 
 
-def _wait_for_a_ta(sub, notebook: str, qid: str, mine, why: str) -> None:
+def _wait_for_a_ta(sub: Submission, notebook: str, qid: str, mine: list[Check], why: str) -> None:
     """The points of ``qid``'s passed checks wait for a TA (nbgrader's needs_manual_grade)."""
     if f"{notebook}: {why}" not in sub.flags:
         sub.flags.append(f"{notebook}: {why}")
@@ -87,7 +90,7 @@ def _wait_for_a_ta(sub, notebook: str, qid: str, mine, why: str) -> None:
                                          evidence=old.evidence)
 
 
-def _catalogued(env, notebook, question, finding):
+def _catalogued(env: Env, notebook: str, question: str, finding: routes.Finding) -> Entry | None:
     """The first catalogue entry of ``question`` whose code takes the same route (the same family,
     forbidden member and way: "uses" or "subclasses"): a route no entry takes names no misconception."""
     key = (str(env.assignment.source_dir), question, finding.family, finding.name, finding.reason.split(" ", 1)[0])

@@ -1,14 +1,16 @@
 """Step 8: points per question, feedback lines, status and reason: the result of one submission."""
 from autograder.grader_side.pipeline.read import as_graded
+from autograder.grader_side.pipeline.submission import Env, Submission
 from autograder.grader_side.results import (
     CheckResult,
     Misconception,
     QuestionResult,
     StudentResult,
 )
+from autograder.student_side.checks import Check
 
 
-def unanswered(sub, env, qid: str) -> str | None:
+def unanswered(sub: Submission, env: Env, qid: str) -> str | None:
     """Why nbgrader scores the hand-graded question ``qid`` 0 without a TA, as its gradebook records
     it (the feedback line), or None when a TA grades it. ``SaveAutoGrades`` gives an answer cell
     whose checksum is still the release's an automatic 0 and no ``needs_manual_grade``
@@ -32,11 +34,12 @@ def unanswered(sub, env, qid: str) -> str | None:
             "hand (nbgrader's rule)") if answers else None
 
 
-def run(sub, env):
-    by_question: dict[str, list] = {}
+def run(sub: Submission, env: Env) -> None:
+    by_question: dict[str, list[Check]] = {}
     for c in env.assignment.checks:
         by_question.setdefault(c.question, []).append(c)
-    questions, total = {}, 0.0
+    questions: dict[str, QuestionResult] = {}
+    total = 0.0
     topics = env.assignment.set.topics
     for qid, q in env.assignment.questions.items():
         about = {"topic": topics.get(qid) or topics.get(q.concept, q.concept), "notebook": q.notebook}
@@ -45,7 +48,7 @@ def run(sub, env):
             questions[qid] = QuestionResult(0.0 if why else None, float(q.points), [why or "graded by hand by a TA"],
                                             manual=True, **about)
             continue
-        rows = []
+        rows: list[CheckResult] = []
         for c in by_question.get(qid, []):
             outcome = sub.outcomes[c.id]
             rows.append(CheckResult(c.id, float(c.points) if outcome.passed else 0.0, float(c.points), c.hidden,
@@ -66,9 +69,9 @@ def run(sub, env):
         max_score=env.assignment.max_score,
         reason="; ".join(sub.problems[n] for n in unreadable) or None,
         questions=questions,
-        flags=sub.flags,
+        flags=list(sub.flags),
         needs_manual_grade=[qid for qid, q in env.assignment.questions.items()
                             if q.manual and questions[qid].score is None or qid in sub.to_review
                             or any(row.review for row in questions[qid].checks)],
-        load_errors=sub.load_errors,
-    ).to_dict()
+        load_errors=dict(sub.load_errors),
+    )

@@ -5,16 +5,19 @@ test cells never run), so this step only tells the TA what was touched.
 """
 import re
 
+from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.pipeline.submission import Env, Submission
+
 # A check call typed into a cell: the id it names, when it is a string literal.
 _CHECK_CALL = re.compile(r"\b(?:hidden_)?check\(\s*['\"]([^'\"]+)['\"]")
 
 
-def retyped(source: str, assignment) -> bool:
+def retyped(source: str, assignment: Assignment) -> bool:
     """Whether ``source`` calls one of the set's checks (outside the source's test cell, a retyped one)."""
     return any(cid in assignment.set.by_id for cid in _CHECK_CALL.findall(source))
 
 
-def run(sub, env):
+def run(sub: Submission, env: Env) -> None:
     for notebook, cells in sub.cells.items():
         tests, given = env.assignment.tests(notebook), env.assignment.given(notebook)
         known = {c.grade_id for c in env.assignment.cells(notebook, released=True)}
