@@ -97,7 +97,7 @@ def _encoded(rules: dict) -> tuple[str, dict]:
     return _encodings[ids]
 
 
-_known_rules: dict[str, dict] = {}     # in the helper: rules_key -> question -> Rule
+_known_rules: dict[str, dict[str, routes.Rule]] = {}     # in the helper: rules_key -> question -> Rule
 
 
 def _answer(request: dict) -> dict:
@@ -120,8 +120,8 @@ class _Over(Exception):
 
 
 class _Helper:
-    def __init__(self):
-        self.known = set()          # the rules_keys this helper has been sent
+    def __init__(self) -> None:
+        self.known: set[str] = set()    # the rules_keys this helper has been sent
         self.process = subprocess.Popen(
             python_command(code="from autograder.grader_side.analysis import serve; serve()"),
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, close_fds=True,

@@ -6,6 +6,8 @@ import ast
 import functools
 import inspect
 import textwrap
+import types
+from collections.abc import Callable
 
 from autograder.grader_side import syntax
 from autograder.student_side.checks import Check
@@ -24,16 +26,16 @@ def uses(check: Check, names: tuple[str, ...]) -> tuple[str, ...]:
     module = inspect.getmodule(check.run)
     package = module.__name__.partition(".")[0] if module is not None else None
     found: dict[str, None] = {}
-    seen: set = set()
+    seen: set[tuple[Callable[..., object], bool]] = set()
 
-    def visit_function(fn, optional: bool) -> None:
+    def visit_function(fn: Callable[..., object], optional: bool) -> None:
         if (fn, optional) in seen:
             return
         seen.add((fn, optional))
         for node in syntax.parse(textwrap.dedent(inspect.getsource(fn))).body:
             visit(node, optional, inspect.getmodule(fn))
 
-    def visit(node, optional: bool, module) -> None:
+    def visit(node: ast.AST, optional: bool, module: types.ModuleType | None) -> None:
         if isinstance(node, ast.Try) and any(_catches_check_failed(h) for h in node.handlers):
             for stmt in node.body:
                 visit(stmt, True, module)

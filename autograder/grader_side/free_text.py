@@ -6,6 +6,8 @@ Only hidden checks use this matcher, so it stays with the grader and is not rele
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterable, Mapping
 
 from autograder.student_side.checks import NeedsReview, as_text, as_texts, expect, hedges, quoted, words
 from autograder.student_side.student import CheckFailed
@@ -14,12 +16,12 @@ from autograder.student_side.student import CheckFailed
 NEGATIONS = frozenset({"not", "no", "never", "unlike", "instead", "rather", "isn", "isnt", "nor", "neither"})
 
 
-def normalize(text) -> str:
+def normalize(text: object) -> str:
     """'The Post-LN.' -> 'post ln': lower case, punctuation, hyphens and articles gone."""
     return " ".join(words(text))
 
 
-def _spans(text_words, phrases) -> list[tuple[int, int]]:
+def _spans(text_words: list[str], phrases: Iterable[str]) -> list[tuple[int, int]]:
     """Where phrases occur as whole words; 'feedforward' and 'feed forward' (and a plural s) alike."""
     joined = _glued(frozenset(phrases))
     spans = []
@@ -33,23 +35,23 @@ def _spans(text_words, phrases) -> list[tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=None)
-def _glued(phrases: frozenset) -> frozenset:
+def _glued(phrases: frozenset[str]) -> frozenset[str]:
     """Each phrase's words run together ('Feed-forward' -> 'feedforward'), once per set of phrases."""
     return frozenset("".join(words(p)) for p in phrases) - {""}
 
 
-def _outside(spans, others) -> list:
+def _outside(spans: list[tuple[int, int]], others: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """spans not lying inside a longer span of another option ('masked multi head attention'
     contains 'multi head attention')."""
     return [s for s in spans if not any(o[0] <= s[0] and s[1] <= o[1] and o != s for o in others)]
 
 
-def names(text, phrases) -> bool:
+def names(text: object, phrases: Iterable[str]) -> bool:
     """Whether ``text`` names one of ``phrases`` (whole words, case, punctuation, articles ignored)."""
     return bool(_spans(words(text), phrases))
 
 
-def placed(text, options: dict) -> dict:
+def placed(text: object, options: Mapping[str, Iterable[str]]) -> dict[str, str]:
     """option name -> "named" or "denied" for each option (name -> phrases) that ``text`` names.
 
     A phrase inside a longer phrase of another option does not count ('sea lion' names no plain
@@ -58,7 +60,7 @@ def placed(text, options: dict) -> dict:
     w = words(text)
     found = {k: _spans(w, v) for k, v in options.items()}
     every = [s for spans in found.values() for s in spans]
-    out = {}
+    out: dict[str, str] = {}
     for k, spans in found.items():
         kept = _outside(spans, every)
         if kept:
@@ -67,7 +69,8 @@ def placed(text, options: dict) -> dict:
     return out
 
 
-def expect_answer(value, accepted, wrong, what: str, formulas=()) -> None:
+def expect_answer(value: object, accepted: Iterable[str], wrong: Iterable[str], what: str,
+                  formulas: Iterable[tuple[re.Pattern[str], str]] = ()) -> None:
     """A free-text answer names an accepted option and no wrong one.
 
     Accepted: the answer in any natural form (articles, capitals, punctuation, a sentence, an
@@ -77,8 +80,8 @@ def expect_answer(value, accepted, wrong, what: str, formulas=()) -> None:
     grader does not know) raises ``NeedsReview``: a TA reads it. ``formulas`` are (pattern, phrase)
     pairs: text a pattern matches (a formula) is read as that phrase.
     """
-    value = as_text(value, what)
-    text = value
+    answer = as_text(value, what)
+    text = answer
     for pattern, phrase in formulas:
         text = pattern.sub(f" {phrase} ", text)
     hits = placed(text, {"right": accepted, "wrong": wrong})
@@ -93,36 +96,37 @@ def expect_answer(value, accepted, wrong, what: str, formulas=()) -> None:
     why = ("it hedges between options" if hedged else
            "the grader does not know this answer" if not hits else
            "it names a right and a wrong option" if right == wrong_ == "named" else "it denies an option")
-    raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} ({why}); "
-                      "its points wait for that review", value)
+    raise NeedsReview(f"{what}: a TA will read your answer {quoted(answer)} ({why}); "
+                      "its points wait for that review", answer)
 
 
 # ---- answers made of several strings ---------------------------------------------------------
 
-def expect_sentence_pair(value, pair, what: str) -> None:
+def expect_sentence_pair(value: object, pair: Iterable[str], what: str) -> None:
     """Two strings that are the lesson's pair of sentences (same words, other order)."""
-    as_texts(value, 2, what, "sentence")
-    given = [tuple(words(s)) for s in value]
+    texts = as_texts(value, 2, what, "sentence")
+    given = [tuple(words(s)) for s in texts]
     if {" ".join(g) for g in given} == {normalize(s) for s in pair}:
         return
     expect(all(given), f"{what}: one of the two strings is empty")
     expect(sorted(given[0]) == sorted(given[1]),
            f"{what}: the two sentences should use exactly the same words, in another order")
     expect(given[0] != given[1], f"{what}: the two sentences are the same; swap who does what")
-    raise NeedsReview(f"{what}: a TA will read your sentences {quoted(value[0])} and {quoted(value[1])} "
+    raise NeedsReview(f"{what}: a TA will read your sentences {quoted(texts[0])} and {quoted(texts[1])} "
                       "(same words, other order, but not the lesson's example); their points wait for that review",
-                      " / ".join(value))
+                      " / ".join(texts))
 
 
-def expect_parts(value, parts: dict, wrong, generic, what: str, noun="sublayer") -> dict:
+def expect_parts(value: object, parts: Mapping[str, Iterable[str]], wrong: Iterable[str], generic: Iterable[str],
+                 what: str, noun: str = "sublayer") -> dict[str, str]:
     """Each string of ``value`` names one distinct part of ``parts`` (name -> phrases), together
     naming them all, in any order. A string that is only a ``generic`` label ("Multi-Head
     Attention") is the part the other strings leave over. Returns string -> part name."""
-    as_texts(value, len(parts), what, noun)
+    texts = as_texts(value, len(parts), what, noun)
     found: dict[str, str] = {}
     unknown: list[str] = []
     open_: list[str] = []
-    for s in value:
+    for s in texts:
         hits = [k for k, v in placed(s, {**parts, "": wrong}).items() if v == "named"]
         expect("" not in hits or len(hits) > 1, f"{what}: {quoted(s)} is not one of the {noun}s")
         hits = [k for k in hits if k]
@@ -142,4 +146,4 @@ def expect_parts(value, parts: dict, wrong, generic, what: str, noun="sublayer")
     if not unknown and not open_:
         return found
     raise NeedsReview(f"{what}: a TA will read {quoted((unknown + open_)[0])} (the grader could not place it); "
-                      "its points wait for that review", " / ".join(value))
+                      "its points wait for that review", " / ".join(texts))

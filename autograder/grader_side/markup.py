@@ -52,11 +52,11 @@ def is_safe_url(value: str, image: bool = False) -> bool:
 class _Links(HTMLParser):
     """The URL-valued attributes of an HTML fragment that are not safe."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.unsafe: list[str] = []
 
-    def handle_starttag(self, tag, attrs):
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         for name, value in attrs:
             if name.lower() in URL_ATTRIBUTES and value is not None:
                 if not is_safe_url(value, image=tag.lower() in ("img", "source", "picture")):

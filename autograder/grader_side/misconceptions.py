@@ -30,19 +30,19 @@ class Entry:
     code: str
     mode: str = "append"
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if not self.id.startswith(self.question + "-"):
             raise ValueError(f"{self.id}: ids are '<question>-<name>' with a question id of the contract")
         if self.mode not in ("append", "region"):
             raise ValueError(f"{self.id}: mode is 'append' or 'region'")
 
 
-def wrong(id, description, hint, cell, code, mode="append") -> Entry:
+def wrong(id: str, description: str, hint: str, cell: str, code: str, mode: str = "append") -> Entry:
     """A misconception: a wrong answer that must lose points on its question."""
     return Entry(id, id.split("-")[0], description, hint, cell, code, mode)
 
 
-def variant(id, cell, code, mode="append") -> Entry:
+def variant(id: str, cell: str, code: str, mode: str = "append") -> Entry:
     """A correct answer written differently: it must keep full marks."""
     return Entry(id, id.split("-")[0], "", "", cell, code, mode)
 

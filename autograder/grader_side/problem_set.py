@@ -23,6 +23,7 @@ import re
 import sys
 import types
 from pathlib import Path
+from typing import Literal, overload
 
 from autograder.grader_side import checks as reading
 from autograder.student_side import checks as toolkit
@@ -61,7 +62,14 @@ class ProblemSet:
         self._uses: dict[str, tuple[str, ...]] = {}     # check id -> uses(check), read once
         self._hold_to_contract(found)
 
-    def _module(self, name: str, optional: bool = False):
+    @overload
+    def _module(self, name: str, optional: Literal[False] = False) -> types.ModuleType: ...
+
+    @overload
+    def _module(self, name: str, optional: bool) -> types.ModuleType | None: ...
+
+    def _module(self, name: str, optional: bool = False) -> types.ModuleType | None:
+        """The set's module ``name`` (under its package); None when ``optional`` and its file is absent."""
         full = f"{self.package}.{name}"
         if optional and not (self.folder / (name.replace(".", "/") + ".py")).is_file():
             return None
@@ -120,7 +128,7 @@ class ProblemSet:
                                       "with a question id of the set's contract")
         return found
 
-    def reference(self, concept: str):
+    def reference(self, concept: str) -> types.ModuleType:
         """The hidden reference module of ``concept``."""
         return self._module(f"grading.reference.{concept}")
 

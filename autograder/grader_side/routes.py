@@ -41,9 +41,9 @@ import symtable
 import sys
 import warnings
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Union
 
 from autograder.grader_side import syntax
 
@@ -123,7 +123,8 @@ _SAFE_BUILTINS = frozenset("""
 """.split())
 
 
-def allowed(functional=frozenset(), modules=frozenset(), exact=()) -> frozenset:
+def allowed(functional: Set[str] = frozenset(), modules: Iterable[str] = frozenset(),
+            exact: Iterable[str] = ()) -> frozenset[str]:
     """A question's allowlist: the basics everyone may use, plus ``torch.nn.functional`` names
     ``functional``, ``torch.nn`` names ``modules`` and full dotted names ``exact``."""
     return frozenset({f"torch.{n}" for n in _TENSOR_OPS} | {f"torch.Tensor.{n}" for n in _TENSOR_METHODS}
@@ -139,10 +140,10 @@ class Rule:
     question: str
     names: tuple[str, ...]                          # the contract's names whose code is judged
     asked: str                                      # what the question asks for, for messages
-    families: dict
-    allowed: frozenset = frozenset()                # full dotted names its code may use (``allowed``)
-    under_torch: dict = field(default_factory=dict)  # family -> names forbidden only under torch
-    words: dict = field(default_factory=dict)        # family -> how it reads in a message (beyond REACHES)
+    families: dict[str, frozenset[str]]
+    allowed: frozenset[str] = frozenset()           # full dotted names its code may use (``allowed``)
+    under_torch: dict[str, frozenset[str]] = field(default_factory=dict)  # family -> names forbidden only under torch
+    words: dict[str, str] = field(default_factory=dict)  # family -> how it reads in a message (beyond REACHES)
 
     def family(self, name: str, torch_root: bool) -> str | None:
         for fam, members in self.families.items():
@@ -226,7 +227,7 @@ class Finding:
 class Verdict:
     """One question's verdict: ``route`` (loses its points), ``unsure`` (for a TA) or ``clean``."""
     question: str
-    findings: list = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
     rule: Rule | None = None
 
     @property
@@ -261,17 +262,17 @@ class _Stmt:
     cell: int
     line: int                       # where the statement starts in its cell
     spliced: bool = False           # run from a string: every node is reported at the host's line
-    binds: dict = field(default_factory=dict)   # name -> "bind" (replaces it) or "touch" (may bind or patch it)
-    now: set = field(default_factory=set)       # global names used when the statement runs
-    later: set = field(default_factory=set)     # global names used when its functions run
+    binds: dict[str, str] = field(default_factory=dict)  # name -> "bind" (replaces it) or "touch" (may bind, patch it)
+    now: set[str] = field(default_factory=set)       # global names used when the statement runs
+    later: set[str] = field(default_factory=set)     # global names used when its functions run
     opaque: str = ""                # why it may bind any name at all ("" if it cannot)
     blind: bool = False             # ... with values the statement does not show (exec, reflection)
-    stores: set = field(default_factory=set)    # ids of globals()/vars() calls only written through
+    stores: set[int] = field(default_factory=set)    # ids of globals()/vars() calls only written through
     latent: str = ""                # why its functions may, once called
     star: str = ""                  # module of a star import
-    nodes: list = field(default_factory=list)   # (node, inside a function body) in ast.walk's order
-    calls_on: set = field(default_factory=set)  # roots of method calls (``d.update(...)`` -> d): may change them
-    module_mutations: set = field(default_factory=set)  # roots changed even when a module (``F.__dict__.update``)
+    nodes: list[tuple[ast.AST, bool]] = field(default_factory=list)  # (node, inside a function body), ast.walk's order
+    calls_on: set[str] = field(default_factory=set)  # roots of method calls (``d.update(...)`` -> d): may change them
+    module_mutations: set[str] = field(default_factory=set)  # roots changed even when a module (``F.__dict__.update``)
 
 
 def _parse(source: str) -> ast.Module | None:
@@ -347,9 +348,9 @@ def _read_cell(source: str) -> tuple[_Stmt, ...]:
     """One cell's statements, analysed, as cell 0 (the analysis is never changed afterwards)."""
     out: list[_Stmt] = []
 
-    def add(body, host_line=None, depth=0):
+    def add(body: list[ast.stmt], host_line: int | None = None, depth: int = 0) -> None:
         for node in body:
-            line = host_line or getattr(node, "lineno", 1)
+            line = host_line or node.lineno
             call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
             runs, code = _code_argument(call) if call is not None else (False, None)
             if runs and depth < 5:
@@ -373,7 +374,7 @@ def _read_cell(source: str) -> tuple[_Stmt, ...]:
 
 # ---- what each statement binds and uses ------------------------------------------------------
 
-def _root(node) -> str | None:
+def _root(node: ast.AST) -> str | None:
     """The name at the root of ``a.b[c]``, ``vars(a)[k]``, ``getattr(a, k).b``."""
     while True:
         if isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
@@ -387,17 +388,17 @@ def _root(node) -> str | None:
             return None
 
 
-def _chain(node) -> tuple[str | None, list[str]]:
+def _chain(node: ast.expr) -> tuple[str | None, list[str]]:
     """(root name, attributes) of a plain chain ``a.b.c`` -> ("a", ["b", "c"]); (None, [...]) when
     the chain starts at anything but a name (a call, a subscript)."""
-    attrs = []
+    attrs: list[str] = []
     while isinstance(node, ast.Attribute):
         attrs.append(node.attr)
         node = node.value
     return (node.id if isinstance(node, ast.Name) else None), attrs[::-1]
 
 
-def _target_names(target, names: list):
+def _target_names(target: ast.expr, names: list[str]) -> None:
     if isinstance(target, ast.Name):
         names.append(target.id)
     elif isinstance(target, (ast.Tuple, ast.List)):
@@ -407,10 +408,11 @@ def _target_names(target, names: list):
         _target_names(target.value, names)
 
 
-def _nodes(root) -> list[tuple[ast.AST, bool]]:
+def _nodes(root: ast.AST) -> list[tuple[ast.AST, bool]]:
     """Every node of ``root``, in ``ast.walk``'s order, with whether it lies in the body of a
     function or lambda (code that runs only when called, in the function's own namespace)."""
-    out, todo = [], deque([(root, False)])
+    out: list[tuple[ast.AST, bool]] = []
+    todo = deque([(root, False)])
     while todo:
         node, inside = todo.popleft()
         out.append((node, inside))
@@ -512,7 +514,7 @@ def _analyse(stmt: _Stmt) -> None:
                 stmt.opaque, stmt.blind = stmt.opaque or f"runs the IPython magic %{magic[0]}", True
 
 
-def _reaches_anything(node, called: set, binds: dict) -> str:
+def _reaches_anything(node: ast.AST, called: set[int], binds: dict[str, str]) -> str:
     """Why ``node`` may read or write any name at all ("" when it cannot): reflection, a builtin
     that runs or looks up code held under another name, an import by a computed name, a store
     through an expression whose root is not a name."""
@@ -535,7 +537,7 @@ def _reaches_anything(node, called: set, binds: dict) -> str:
     return ""
 
 
-def _uses(table, stmt: _Stmt, now: bool) -> None:
+def _uses(table: symtable.SymbolTable, stmt: _Stmt, now: bool) -> None:
     kind = table.get_type()
     comprehension = kind == "function" and table.get_name() in ("listcomp", "setcomp", "dictcomp", "genexpr")
     if kind == "function" and not comprehension:
@@ -624,7 +626,7 @@ class _Program:
         start, end = self.window(name, at, later)
         return [m for i, m in self.stars if start <= i < end]
 
-    def reach(self, names) -> tuple[list[int], set[int]]:
+    def reach(self, names: Iterable[str]) -> tuple[list[int], set[int]]:
         """(every statement the code of ``names`` reaches, those among them reached only because
         they may bind any name: a route there is a TA's question, not a proof)."""
         todo = [(i, maybe) for n in names
@@ -645,7 +647,7 @@ class _Program:
         return sorted(seen), {i for i, maybe in seen.items() if maybe}
 
 
-def _imported(node) -> list[tuple[str, str]]:
+def _imported(node: ast.AST) -> list[tuple[str, str]]:
     """(name bound, dotted path it is bound to) for an import statement: ``import torch.nn as nn``
     -> [("nn", "torch.nn")], ``import torch.nn`` -> [("torch", "torch")], ``from torch import nn as m``
     -> [("m", "torch.nn")]."""
@@ -656,7 +658,7 @@ def _imported(node) -> list[tuple[str, str]]:
     return []
 
 
-def _torch_module(node, name) -> bool:
+def _torch_module(node: ast.Import | ast.ImportFrom, name: str) -> bool:
     if isinstance(node, ast.Import):
         return any((a.asname or a.name.split(".")[0]) == name and a.name.split(".")[0] in ("torch", "functorch")
                    for a in node.names)
@@ -665,6 +667,8 @@ def _torch_module(node, name) -> bool:
 
 # ---- looking for routes ----------------------------------------------------------------------
 
+# What folding a constant expression gives: a string, number, bytes or a list of them.
+Folded = Union[str, bytes, int, float, list["Folded"]]
 _IDENTIFIER_PATH = re.compile(r"^[A-Za-z_][\w.:]*$")
 _MAX_TEXT = 10_000
 # Folding may build at most this much from its inputs (their size times the receiver's): a
@@ -675,7 +679,7 @@ _MAX_WORK = 1_000_000
 _WIDE = re.compile(r"%(?:\([^)]*\))?[-+ #0]*[\d*.]|\{[^}]*[:!][^}]*[\d{]")
 
 
-def _size(value) -> int:
+def _size(value: object) -> int:
     if isinstance(value, (str, bytes)):
         return len(value)
     if isinstance(value, list):
@@ -683,19 +687,19 @@ def _size(value) -> int:
     return 1
 
 
-def _small(value):
+def _small(value: Folded | None) -> Folded | None:
     """``value`` when it is within the folding cap, else None."""
     return value if value is None or _size(value) <= _MAX_TEXT else None
 
 
-def _fold(node, depth: int = 0):
+def _fold(node: ast.AST | None, depth: int = 0) -> Folded | None:
     """The constant a small expression evaluates to (strings, numbers, bytes, lists), or None;
     None too for any result over ``_MAX_TEXT`` whatever produced it, and for an expression whose
     result could be larger than ``_MAX_WORK`` before it is computed."""
     return _small(_fold_any(node, depth))
 
 
-def _fold_any(node, depth: int):
+def _fold_any(node: ast.AST | None, depth: int) -> Folded | None:
     if node is None or depth > 20:
         return None
     if isinstance(node, ast.Constant):
@@ -705,7 +709,8 @@ def _fold_any(node, depth: int):
         return -value if isinstance(value, (int, float)) else None
     if isinstance(node, (ast.List, ast.Tuple)):
         items = [_fold(e, depth + 1) for e in node.elts]
-        return None if any(i is None for i in items) else items
+        folded = [i for i in items if i is not None]
+        return folded if len(folded) == len(items) else None
     if isinstance(node, ast.JoinedStr):
         parts = []
         for v in node.values:
@@ -715,7 +720,10 @@ def _fold_any(node, depth: int):
             parts.append(str(value))
         return "".join(parts)
     if isinstance(node, ast.BinOp):
-        left, right = _fold(node.left, depth + 1), _fold(node.right, depth + 1)
+        # Any: Python's own operators decide which operand types they take; what they refuse
+        # raises, and is caught below (the same holds for the subscripts and calls that follow).
+        left: Any = _fold(node.left, depth + 1)
+        right: Any = _fold(node.right, depth + 1)
         if left is None or right is None:
             return None
         try:
@@ -733,21 +741,22 @@ def _fold_any(node, depth: int):
             return None
         return None
     if isinstance(node, ast.Subscript):
-        value = _fold(node.value, depth + 1)
+        base: Any = _fold(node.value, depth + 1)
         if isinstance(node.slice, ast.Slice):
-            bounds = [_fold(p, depth + 1) if p is not None else None for p in
-                      (node.slice.lower, node.slice.upper, node.slice.step)]
+            bounds: list[Any] = [_fold(p, depth + 1) if p is not None else None for p in
+                                 (node.slice.lower, node.slice.upper, node.slice.step)]
             try:
-                return value[slice(*bounds)] if value is not None else None
+                return base[slice(*bounds)] if base is not None else None
             except Exception:
                 return None
-        index = _fold(node.slice, depth + 1)
+        index: Any = _fold(node.slice, depth + 1)
         try:
-            return value[index] if value is not None and index is not None else None
+            return base[index] if base is not None and index is not None else None
         except Exception:
             return None
     if isinstance(node, ast.Call) and not node.keywords:
-        args = [_fold(a, depth + 1) for a in node.args]
+        args: list[Any] = [_fold(a, depth + 1) for a in node.args]
+
         if any(a is None for a in args):
             return None
         if isinstance(node.func, ast.Name) and node.func.id in ("chr", "str", "bytes") and len(args) == 1 \
@@ -796,7 +805,7 @@ def _star_gives(module: str, name: str) -> bool:
     return name in exported if exported is not None else hasattr(found, name) and not name.startswith("_")
 
 
-def _words(text) -> list[str]:
+def _words(text: object) -> list[str]:
     """The identifiers a string could name: 'aten::native_group_norm.default' -> [aten, native_group_norm, default]."""
     if isinstance(text, bytes):
         try:
@@ -811,11 +820,11 @@ def _words(text) -> list[str]:
 @dataclass
 class _Context:
     """What visiting one statement's nodes needs to know about them."""
-    docstrings: set     # ids of string constants that are docstrings
-    inner: set          # ids of nodes that start a longer chain (``torch`` and ``torch.nn`` in torch.nn.gelu)
-    called: set         # ids of nodes that are called
-    bases: set          # ids of nodes that are a class's bases
-    free: set | None    # global names the nodes use (None: any)
+    docstrings: set[int]    # ids of string constants that are docstrings
+    inner: set[int]         # ids of nodes that start a longer chain (``torch`` and ``torch.nn`` in torch.nn.gelu)
+    called: set[int]        # ids of nodes that are called
+    bases: set[int]         # ids of nodes that are a class's bases
+    free: set[str] | None   # global names the nodes use (None: any)
 
 
 def _is_exception(name: str) -> bool:
@@ -826,18 +835,18 @@ class _Scanner:
     """Looks for one rule's routes in the statements a question reaches, and for what its
     allowlist does not cover."""
 
-    def __init__(self, rule: Rule, program: _Program, labels):
+    def __init__(self, rule: Rule, program: _Program, labels: Callable[[int], str]) -> None:
         self.rule, self.program, self.labels = rule, program, labels
         self.findings: list[tuple[tuple[int, int], Finding]] = []   # ((cell, line), finding)
         self.inside_string = 0      # the line of the exec(...) whose code is being read, if any
         self.doubtful = False       # the statement is reached only because it may bind any name
         self.doubt = "a statement that may redefine it"     # ... or another reason a route there is not proof
         self.at = 0                 # the statement being read
-        self.shown_stores: set = set()  # its globals() calls only written through, when that is all it hides
-        self.dead: set = set()      # ids of methods the question's class overrides (never run for it)
-        self.unused: set = set()    # ids of methods nothing in the notebook refers to
+        self.shown_stores: set[int] = set()  # its globals() calls only written through, when that is all it hides
+        self.dead: set[int] = set()      # ids of methods the question's class overrides (never run for it)
+        self.unused: set[int] = set()    # ids of methods nothing in the notebook refers to
 
-    def add(self, kind, family, reason, node, where, name=""):
+    def add(self, kind: str, family: str, reason: str, node: ast.AST, where: tuple[int, int], name: str = "") -> None:
         if kind == "route" and self.doubtful:   # it may not be what the question runs: a TA decides
             kind, reason = "unsure", f"{self.doubt} {reason}"
         try:
@@ -862,7 +871,7 @@ class _Scanner:
         nodes = [n for n, _ in s.nodes] if s.nodes else list(ast.walk(s.node))
         self.walk_nodes(nodes, s, 0, s.now | s.later)
 
-    def walk_nodes(self, nodes, s: _Stmt, depth: int, free) -> None:
+    def walk_nodes(self, nodes: list[ast.AST], s: _Stmt, depth: int, free: set[str] | None) -> None:
         """Visit ``nodes``; ``free`` holds the global names they use (None: every name may be global).
         A method the question's class overrides is not visited; in one nothing refers to, a route
         is a TA's question."""
@@ -882,26 +891,26 @@ class _Scanner:
             self.visit(node, s, ctx, depth)
         self.doubtful, self.doubt = outer, why
 
-    def where(self, s: _Stmt, node) -> tuple[int, int]:
+    def where(self, s: _Stmt, node: ast.AST) -> tuple[int, int]:
         if s.spliced or self.inside_string:
             return s.cell, self.inside_string or s.line
         return s.cell, getattr(node, "lineno", s.line)
 
-    def walk(self, root, s: _Stmt, depth: int) -> None:
+    def walk(self, root: ast.AST, s: _Stmt, depth: int) -> None:
         self.walk_nodes(list(ast.walk(root)), s, depth, None)
 
-    def torch_root(self, node) -> bool:
+    def torch_root(self, node: ast.AST) -> bool:
         root = _root(node)
         return root in self.program.torch_names
 
-    def route(self, name, node, s, torch_root, reason=None):
+    def route(self, name: str, node: ast.AST, s: _Stmt, torch_root: bool, reason: str | None = None) -> bool:
         family = self.rule.family(name, torch_root)
         if family is not None:
             self.add("route", family, reason or f"uses {name}", node, self.where(s, node), name)
             return True
         return False
 
-    def path(self, path: str, node, s: _Stmt, how: str = "uses") -> None:
+    def path(self, path: str, node: ast.AST, s: _Stmt, how: str = "uses") -> None:
         """Judge a dotted name the code reaches (aliases resolved): on the question's list, a
         member of a forbidden family, or neither (a TA decides)."""
         if self.rule.allows(path):
@@ -916,13 +925,13 @@ class _Scanner:
         self.add("unsure", "unlisted", f"{how} {path}, which is not among the operations "
                  f"{self.rule.question} may use", node, self.where(s, node))
 
-    def aliased(self, name: str, ctx) -> set[str]:
+    def aliased(self, name: str, ctx: _Context) -> set[str]:
         """The dotted paths a global ``name`` is imported as (empty when it is not an import)."""
         if ctx.free is not None and name not in ctx.free:
             return set()
         return self.program.aliases.get(name, set())
 
-    def visit(self, node, s: _Stmt, ctx, depth: int) -> None:
+    def visit(self, node: ast.AST, s: _Stmt, ctx: _Context, depth: int) -> None:
         if isinstance(node, ast.Attribute):
             root, attrs = _chain(node)
             paths = self.aliased(root, ctx) if root is not None else set()
@@ -970,7 +979,7 @@ class _Scanner:
         elif isinstance(node, ast.Call):
             self.call(node, s, ctx, depth)
 
-    def name(self, node: ast.Name, s: _Stmt, ctx) -> None:
+    def name(self, node: ast.Name, s: _Stmt, ctx: _Context) -> None:
         """A name read on its own (not the start of a chain): an imported function or module, a
         builtin, a name only a star import defines, or the student's own (reached: nothing to do)."""
         global_here = ctx.free is None or node.id in ctx.free
@@ -1000,7 +1009,7 @@ class _Scanner:
                          f"{self.rule.question} may use", node, self.where(s, node))
             return
 
-    def call(self, node: ast.Call, s: _Stmt, ctx, depth) -> None:
+    def call(self, node: ast.Call, s: _Stmt, ctx: _Context, depth: int) -> None:
         func = node.func
         name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
         runs, code = _code_argument(node)
@@ -1036,7 +1045,8 @@ class _Scanner:
 
 # ---- the judge -------------------------------------------------------------------------------
 
-def judge(sources: list[str], rules: dict, labels=None) -> dict[str, Verdict]:
+def judge(sources: Sequence[str], rules: Mapping[str, Rule],
+          labels: Callable[[int], str] | None = None) -> dict[str, Verdict]:
     """Per question of ``rules`` (question -> ``Rule``), the verdict on the notebook whose code cells, in run
     order, are ``sources``. ``labels(i)`` names cell ``i`` in messages (default "cell i+1").
 
@@ -1046,7 +1056,7 @@ def judge(sources: list[str], rules: dict, labels=None) -> dict[str, Verdict]:
     labels = labels or (lambda i: f"cell {i + 1}")
     stmts = _statements([s if isinstance(s, str) else "" for s in sources])
     program = _Program(stmts)
-    verdicts = {}
+    verdicts: dict[str, Verdict] = {}
     for qid, rule in rules.items():
         scanner = _Scanner(rule, program, labels)
         reached, maybe = program.reach(rule.names)
@@ -1062,7 +1072,7 @@ def judge(sources: list[str], rules: dict, labels=None) -> dict[str, Verdict]:
     return verdicts
 
 
-def judge_notebook(notebook, rules: dict) -> dict[str, Verdict]:
+def judge_notebook(notebook: Mapping[str, Any], rules: Mapping[str, Rule]) -> dict[str, Verdict]:
     """``judge`` on a notebook (an nbformat node or its JSON as a dict): its code cells in order,
     each named in messages by its ``grade_id`` when it has one."""
     cells = [c for c in notebook.get("cells", []) if isinstance(c, dict) and c.get("cell_type") == "code"]
@@ -1086,7 +1096,7 @@ _CALLED_BY_TORCH = frozenset("""
 """.split())
 
 
-def _methods_not_run(program: _Program, names) -> tuple[set[int], set[int]]:
+def _methods_not_run(program: _Program, names: Iterable[str]) -> tuple[set[int], set[int]]:
     """(ids of the methods a question's class overrides, ids of methods nothing refers to), among
     the classes the question's names are and their bases (plain names of classes in the notebook).
 
@@ -1095,11 +1105,11 @@ def _methods_not_run(program: _Program, names) -> tuple[set[int], set[int]]:
     no statement of the notebook uses (as an attribute, a name or a string), that is not a dunder
     and not one torch calls itself, may be dead code, so what it reaches is a TA's question.
     """
-    classes = {}
+    classes: dict[str, ast.ClassDef] = {}
     for s in program.stmts:
         if isinstance(s.node, ast.ClassDef):
             classes[s.node.name] = s.node          # the last definition of each name
-    referenced = set()
+    referenced: set[str] = set()
     for s in program.stmts:
         for node, _ in s.nodes:
             if isinstance(node, ast.Attribute):
@@ -1108,9 +1118,11 @@ def _methods_not_run(program: _Program, names) -> tuple[set[int], set[int]]:
                 referenced.add(node.id)
             elif isinstance(node, ast.Constant) and isinstance(node.value, str):
                 referenced.update(_words(node.value))
-    dead, unused = set(), set()
+    dead: set[int] = set()
+    unused: set[int] = set()
     for name in names:
-        chain, cls = [], classes.get(name)
+        chain: list[ast.ClassDef] = []
+        cls = classes.get(name)
         while cls is not None and cls not in chain:
             chain.append(cls)
             base = cls.bases[0] if len(cls.bases) == 1 else None
@@ -1130,8 +1142,10 @@ def _methods_not_run(program: _Program, names) -> tuple[set[int], set[int]]:
     return dead, unused
 
 
-def _unique(findings):
-    seen, out = set(), []
+def _unique(findings: list[tuple[tuple[int, int], Finding]]) -> list[Finding]:
+    seen: set[tuple[str, str, str, str]] = set()
+    out: list[Finding] = []
+
     for _, f in sorted(findings, key=lambda pair: pair[0]):
         if (f.kind, f.family, f.where, f.code) not in seen:
             seen.add((f.kind, f.family, f.where, f.code))

@@ -184,7 +184,7 @@ def count_values(data: bytes) -> None:
         raise Refused(f"it holds about {values} JSON values, over the {MAX_VALUES} limit")
 
 
-def structure(nb) -> None:
+def structure(nb: object) -> None:
     """Refused, with a one-line reason the student can act on, when the parsed notebook ``nb`` has
     more cells, outputs or markdown than the caps allow, or a cell id nbformat's schema refuses.
     What is not of a notebook's shape is not counted (the readers refuse it with their own reason)."""
@@ -222,7 +222,7 @@ def structure(nb) -> None:
 _CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")      # nbformat 4.5's schema for a cell's id
 
 
-def _length(source) -> int:
+def _length(source: object) -> int:
     """The characters of a cell's source (a string, or nbformat's list of lines)."""
     if isinstance(source, str):
         return len(source)
