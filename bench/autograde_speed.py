@@ -13,12 +13,15 @@ the same code to the grader, as in a real class), and grades
   notebook at a time, through the sandbox) and with stock ``nbgrader autograde`` (nbgrader's
   ``Execute``: hidden tests in the student's kernel), their times scaled to the class,
 
-and prints each wall time, the ratios to ``course autograde``, and whether every check got the same
-score; then the core time per honest submission over the whole process tree with the gradebook
-written (warm sandbox, start-up excluded) split by process, the start-up time, the core time per
-submission in a class of 60 and of ``--growth``, the peak memory of the grader and of its largest child,
-and the class on a dask.distributed cluster of this machine (``course autograde --scheduler``, the
-gradebook written as in the local run) with 1 and 2 worker processes.
+and prints each wall time, the ratios to ``course autograde``, whether every check got the same
+score, and whether every student's copy scores, check by check, as the unsigned original it was made
+from (the solution or a catalogue entry); then the core time per honest submission over the whole
+process tree with the gradebook written (warm sandbox, start-up excluded) split by process, the
+start-up time, the core time per submission in a class of 60 and of ``--growth``, the peak memory of
+the grader and of its largest child, and the class on a dask.distributed cluster of this machine
+(``course autograde --scheduler``, the gradebook written as in the local run) with 1 and 2 worker
+processes; and each target of the speed work (per-submission core time, memory, flat cost, the
+cluster) as PASS or MISS.
 """
 from __future__ import annotations
 
@@ -44,15 +47,37 @@ from autograder.tooling.stock import use_stock_nbgrader  # noqa: E402
 ASSIGNMENT = "transformer-block"
 
 
-def make_class(root: Path, students: int) -> Assignment:
+def make_class(root: Path, students: int) -> tuple[Assignment, dict[str, str | None]]:
+    """The course and its class; each student's original: None for the solution, else the
+    catalogue entry their copy was made from."""
     a = api.make_course(root, ASSIGNMENT)
     source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}
     wrong = [e for e in a.set.catalogue if e.question.startswith("B")][::7]
+    made: dict[str, str | None] = {}
     for i in range(students):
         entry = wrong[i % len(wrong)] if i % 4 == 3 else None   # every fourth student makes a mistake
         write_submission(root / "submitted" / f"student{i:03d}", a,
                          edits=edits(entry, source[entry.cell]) if entry else None, signed=True)
-    return a
+        made[f"student{i:03d}"] = entry.id if entry else None
+    return a, made
+
+
+def check_scores(result: dict) -> dict[str, float]:
+    return {row["id"]: row["score"] for q in result["questions"].values() for row in q.get("checks") or []}
+
+
+def copies_as_originals(root: Path, a: Assignment, results: dict, made: dict[str, str | None]) -> int:
+    """How many students' copies score, check by check, as the original they were made from (the
+    solution, or the catalogue entry as the catalogue writes it), graded in the same course."""
+    source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}
+    entries = {e.id: e for e in a.set.catalogue}
+    folder = root / "originals"
+    for key in set(made.values()):
+        entry = entries.get(key) if key else None
+        write_submission(folder / (key or "solution"), a, edits=edits(entry, source[entry.cell]) if entry else None)
+    originals = api.autograde(ASSIGNMENT, folder, workers=1, repo=root)["students"]
+    return sum(check_scores(results["students"][sid]) == check_scores(originals[key or "solution"])
+               for sid, key in made.items())
 
 
 def gradebook_checks(root: Path) -> dict[str, dict[str, float]]:
@@ -167,7 +192,7 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         ours, sandboxed, stock = Path(tmp) / "course", Path(tmp) / "sandboxed", Path(tmp) / "stock"
         ours.mkdir()
-        make_class(ours, args.students)
+        a, made = make_class(ours, args.students)
         for copy in (sandboxed, stock):
             shutil.copytree(ours, copy, symlinks=True)
             for folder in sorted((copy / "submitted").iterdir())[sample:]:
@@ -189,6 +214,7 @@ def main(argv=None) -> int:
             "nbgrader autograde (stock Execute)": scale * timed(lambda: api.nbgrader(
                 "autograde", ASSIGNMENT, "--force", "--log-level=ERROR", repo=stock, check=False)),
         })
+        as_originals = copies_as_originals(Path(tmp) / "course", a, results, made)
         books = {name: gradebook_checks(root) for name, root in zip(seconds, (ours, sandboxed, stock), strict=True)}
         recording = recording_seconds(ours, results)
         split, start_up = honest_core_seconds(Path(tmp) / "honest", 20)
@@ -197,6 +223,7 @@ def main(argv=None) -> int:
         cluster = {} if args.no_cluster else {n: on_cluster(ours, n, Path(tmp) / "pristine.db") for n in (1, 2)}
     print(f"submissions: {args.students} (generated: the solution and catalogued wrong answers); "
           f"course autograde with {results['workers']} workers, gradebook written")
+    print(f"every copy scores as its original, check by check: {as_originals}/{len(made)}")
     base = seconds["course autograde"]
     reference = books["course autograde"]
     for name, s in seconds.items():
@@ -218,10 +245,20 @@ def main(argv=None) -> int:
         print(f"on a dask cluster of this machine, {n} worker process{'es' if n > 1 else ''}, gradebook written: "
               f"{s:6.1f} s, "
               f"{s / base:.2f}x the local run (after {warm_up:.1f} s starting the workers' sandboxes)")
+    targets = {"core time per submission beyond start-up at most 0.15 s": total <= 0.15,
+               f"grader under 1 GB in a class of {args.growth or args.students}": peak_mb < 1024}
+    if len(growth) == 2:
+        small, large = (sum(parts.values()) for parts in growth.values())
+        targets["core time per submission flat from 60 to the growth class (within 15%)"] = large <= 1.15 * small
+    if 2 in cluster:
+        targets["the dask run with 2 workers within 15% of the local run"] = cluster[2][1] <= 1.15 * base
+    for target, met in targets.items():
+        print(f"target: {target}: {'PASS' if met else 'MISS'}")
     # Stock nbgrader cannot judge forbidden routes (hidden tests run beside the student's code), so
     # only the course's two graders are held to the same score on every check.
     sandboxed = books["nbgrader autograde (sandbox)"]
-    return 0 if sandboxed == {sid: reference[sid] for sid in sandboxed} else 1
+    same = sandboxed == {sid: reference[sid] for sid in sandboxed}
+    return 0 if same and as_originals == len(made) else 1
 
 
 if __name__ == "__main__":
