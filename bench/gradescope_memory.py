@@ -51,7 +51,7 @@ def run(package: Path, limit_mb: int, ask_mb: int, base: Path, v1: bool) -> dict
         zipfile.ZipFile(package).extractall(root / "source")
         (root / "source" / "run_autograder").chmod(0o755)
         cells = (f"import numpy as _np\n_big = _np.ones(({ask_mb}, 1 << 17))\n",) if ask_mb else ()
-        write_submission(root / "submission", Assignment("transformer-block"), nested=False, extra_cells=cells)
+        write_submission(root / "submission", Assignment("transformer-block", REPO), nested=False, extra_cells=cells)
         group = base / f"gs-memory-{os.getpid()}"
         group.mkdir()
         try:

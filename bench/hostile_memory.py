@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args(argv)
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         make_batch(root, a)

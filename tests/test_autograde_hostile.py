@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from autograder import api
-from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.assignment import REPO, Assignment
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results
 
@@ -31,7 +31,7 @@ for _name, _value in list(globals().items()):
 
 @pytest.fixture(scope="module")
 def batch(tmp_path_factory):
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     root = tmp_path_factory.mktemp("hostile")
     honest = write_submission(root / "honest", a)                       # honest/transformer-block/*.ipynb
     for name in a.notebooks:                                            # links to another student's notebooks
@@ -92,7 +92,7 @@ def test_without_namespaces_course_autograde_refuses_unless_told(tmp_path):
     """Graded where namespaces are denied (a seccomp filter, as some containers have)."""
     if not shutil.which("bwrap"):
         pytest.skip("needs bubblewrap (make sandbox)")
-    write_submission(tmp_path / "class" / "only", Assignment("transformer-block"))
+    write_submission(tmp_path / "class" / "only", Assignment("transformer-block", REPO))
     wrapper = ("import os, sys\n"
                "from autograder.grader_side.sandbox import seccomp, syscalls\n"
                "syscalls.load_seccomp(seccomp.build(deny_sysv_ipc=False))\n"
@@ -137,6 +137,6 @@ def test_answers_are_read_before_hidden_inputs_reach_student_code(assignment, tm
 
     source = {c.grade_id: c.source for c in assignment.cells("concepts")}
     write_submission(tmp_path / "class" / "spy", assignment, edits={"C1_code": solved(source["C1_code"]) + SPY})
-    result = api.autograde("transformer-block", tmp_path / "class", workers=1, repo=assignment.repo)["students"]["spy"]
+    result = api.autograde("transformer-block", tmp_path / "class", workers=1, repo=assignment.root)["students"]["spy"]
     assert "SEEN" not in json.dumps(result)
     assert result["questions"]["C7"]["score"] == result["questions"]["C7"]["max_score"]

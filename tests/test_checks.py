@@ -327,11 +327,11 @@ PROBES = {
 
 @pytest.mark.parametrize("entry_id", PROBES)
 def test_a_probe_fails_its_catalogued_wrong_answer_and_only_that_check(entry_id):
-    from autograder.grader_side.assignment import Assignment
+    from autograder.grader_side.assignment import REPO, Assignment
     from autograder.grader_side.misconceptions import edits
     from week4 import catalogue
 
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     entry = next(e for e in catalogue() if e.id == entry_id)
     check_id, says = PROBES[entry_id]
     name = contract.QUESTIONS[entry.question].notebook

@@ -71,7 +71,7 @@ def test_the_steps_score_the_reference_every_visible_point_and_the_release_none(
     assert _score(release, steps)[0] == 0
     reference = tmp_path / "reference"
     shutil.copytree(REPO / "assignments" / set_name, reference)
-    write_submission(reference, Assignment(set_name), nested=False)
+    write_submission(reference, Assignment(set_name, REPO), nested=False)
     score, said = _score(reference, steps)
     assert score == total, said
     assert said["B1"].startswith("passed B1_") and "failed" not in said["B1"]

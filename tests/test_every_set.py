@@ -72,7 +72,7 @@ def test_the_release_ships_the_runtime_and_nothing_of_grading(made):
 
 
 def test_both_graders_give_the_reference_full_marks_and_the_release_none(made):
-    root = made.repo
+    root = made.root
     write_submission(root / "submitted" / "reference", made)
     write_submission(root / "submitted" / "untouched", made, untouched=True)
     ours = api.autograde(made.name, root / "submitted", repo=root, gradebook=True)["students"]

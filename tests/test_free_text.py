@@ -14,7 +14,7 @@ import week4 as checks
 import week4 as contract
 from autograder import api
 from autograder.grader_side.analysis import as_python
-from autograder.grader_side.assignment import Assignment, solved
+from autograder.grader_side.assignment import REPO, Assignment, solved
 from autograder.grader_side.free_text import expect_answer, expect_parts, expect_sentence_pair, hedges
 from autograder.grader_side.pipeline.program import PRELUDE
 from autograder.reports.exports import write_csv
@@ -225,7 +225,7 @@ B8_CONFIG_KEYS = {"vocab_size", "max_positions", "d_model", "n_layers", "d_ff", 
 
 
 def test_every_argument_of_every_contract_function_has_a_catalogued_mutant_that_ignores_it():
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     arguments = set()
     for notebook in a.notebooks:
         ns = trusted_namespace(a, notebook)
@@ -264,7 +264,7 @@ def test_ipython_syntax_becomes_harmless_python():
 
 @pytest.mark.sandboxed
 def test_a_review_and_ipython_syntax_through_course_autograde(tmp_path):
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     source = {c.grade_id: c.source for nb in a.notebooks for c in a.cells(nb)}
     # The student's C2 answer is one the grader cannot place; their B1 cell binds layer_norm only
     # through %time, next to a shell line and a help line: both must work as in Jupyter. Their B2

@@ -162,7 +162,7 @@ def run_autograder(package: Path, root: Path, upload: dict[str, bytes] | None = 
 
 def notebooks(folder: Path, **kwargs) -> dict[str, bytes]:
     """A submission's two notebooks as bytes, from the course's own material."""
-    written = write_submission(folder, Assignment("transformer-block"), nested=False, **kwargs)
+    written = write_submission(folder, Assignment("transformer-block", REPO), nested=False, **kwargs)
     return {p.name: p.read_bytes() for p in sorted(written.glob("*.ipynb"))}
 
 
@@ -408,7 +408,7 @@ def test_a_named_misconception_tags_its_questions_failed_hidden_tests_only(tmp_p
     from autograder import api
     from autograder.grader_side.misconceptions import edits
 
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     source = {c.grade_id: c.source for n in a.notebooks for c in a.cells(n)}
     entry = next(e for e in catalogue() if e.id == "B1-sample-variance")
     folder = tmp_path / "nb"

@@ -21,7 +21,7 @@ import torch
 import week4
 import week4 as checks
 import week4 as contract
-from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.misconceptions import edits
 from autograder.student_side.checks import Check, expect
 from autograder.student_side.student import CheckFailed, Student, in_process
@@ -98,7 +98,7 @@ class Recording(Student):
 @pytest.fixture(scope="module")
 def public():
     """Numbers and shapes the released notebooks already show, per notebook."""
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     out = {}
     for name in a.notebooks:
         text = "\n".join(c.source for c in nbformat.read(a.release_dir / f"{name}.ipynb", as_version=4).cells)
@@ -147,7 +147,7 @@ def leaks(check: Check, ns: dict, box, public) -> tuple[str, list] | None:
 
 @lru_cache(maxsize=None)
 def _namespace(entry_id):
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     entry = next(e for e in catalogue() if e.id == entry_id)
     name = contract.QUESTIONS[entry.question].notebook
     return trusted_namespace(a, name, edits(entry, {c.grade_id: c.source for c in a.cells(name)}[entry.cell]))

@@ -177,7 +177,7 @@ else:
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("class")
-    write_submission(folder / "ref", Assignment("transformer-block"), nested=False)
+    write_submission(folder / "ref", Assignment("transformer-block", REPO), nested=False)
     return folder
 
 

@@ -82,7 +82,7 @@ def classroom():
 
 
 def _make_class(root: Path) -> Path:
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     from autograder.tooling.sampleclass import write_submission
 
     write_submission(root / "class" / "honest", a)

@@ -30,17 +30,18 @@ from test_pages import CHROMIUM, _render, _text
 HOUR, DAY = dt.timedelta(hours=1), dt.timedelta(days=1)
 
 
-def schedule_due(repo: Path = REPO) -> dt.datetime:
-    """The end of schedule.toml's due day in its time zone, in UTC (worked out here, not by late.py)."""
-    doc = tomllib.loads((repo / "course" / "schedule.toml").read_text())
+def schedule_due(root: Path) -> dt.datetime:
+    """The end of the due day in the time zone of ``root``'s schedule.toml, in UTC (worked out here,
+    not by late.py)."""
+    doc = tomllib.loads((root / "course" / "schedule.toml").read_text())
     (week,) = [w for w in doc["weeks"] if w["assignment"] == ASSIGNMENT]
     ends = dt.datetime.combine(week["due"] + DAY, dt.time(0), tzinfo=ZoneInfo(doc["timezone"]))
     return ends.astimezone(dt.timezone.utc).replace(tzinfo=None)
 
 
 def test_the_due_date_is_the_end_of_the_due_day_in_the_course_time_zone():
-    assert schedule_due() == dt.datetime(2027, 2, 13, 5, 0)      # 2027-02-12 24:00 in New York (EST)
-    assert late.due_date(ASSIGNMENT, REPO) == schedule_due()
+    assert schedule_due(REPO) == dt.datetime(2027, 2, 13, 5, 0)      # 2027-02-12 24:00 in New York (EST)
+    assert late.due_date(ASSIGNMENT, REPO) == schedule_due(REPO)
     assert late.end_of_day(dt.date(2027, 6, 1), "America/New_York") == dt.datetime(2027, 6, 2, 4, 0)   # EDT
     assert late.due_date("no-such-set", REPO) is None
 
@@ -139,7 +140,7 @@ def stamp(when: dt.datetime, zone: str) -> str:
 def write_class(root: Path) -> None:
     a = Assignment(ASSIGNMENT, root)
     build = {c.grade_id: c.source for c in a.cells("build")}
-    due, extensions = schedule_due(), []
+    due, extensions = schedule_due(REPO), []
     for sid, (after, extra, zone) in CLASS.items():
         edits = {"B1_code": solved(build["B1_code"]) + WRONG_B1} if sid == "late_wrong_b1" else None
         folder = write_submission(root / "submitted" / sid, a, edits=edits)
@@ -182,8 +183,8 @@ def graded(course, tmp_path_factory):
 def test_the_gradebooks_due_date_is_the_schedules(graded):
     for root in graded:
         with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-            assert gb.find_assignment(ASSIGNMENT).duedate == schedule_due()
-        assert {row["duedate"] for row in exported(root).values()} == {str(schedule_due())}
+            assert gb.find_assignment(ASSIGNMENT).duedate == schedule_due(REPO)
+        assert {row["duedate"] for row in exported(root).values()} == {str(schedule_due(REPO))}
 
 
 def test_both_graders_take_the_same_late_penalty_off_each_notebook(graded):
@@ -221,10 +222,10 @@ def test_a_regrade_with_a_later_timestamp_takes_its_late_penalty(course, tmp_pat
     folder = write_submission(root / "submitted" / "late", Assignment(ASSIGNMENT, root))
     api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
     assert [penalty for _, _, penalty in penalties(root)["late"][2]] == [None, None]
-    (folder / "timestamp.txt").write_text(stamp(schedule_due() + DAY + 20 * HOUR, "UTC"))
+    (folder / "timestamp.txt").write_text(stamp(schedule_due(REPO) + DAY + 20 * HOUR, "UTC"))
     api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
     _, when, notebooks = penalties(root)["late"]
-    assert when == schedule_due() + DAY + 20 * HOUR
+    assert when == schedule_due(REPO) + DAY + 20 * HOUR
     for name, score, penalty in notebooks:
         assert score > 0 and penalty == pytest.approx(score * 0.2), name
 
@@ -257,7 +258,7 @@ def test_results_not_recorded_leave_the_penalty_blank_and_say_before_it(course, 
     name the total as before any late penalty."""
     root = clone_course(course, tmp_path / "unrecorded")
     folder = write_submission(root / "submitted" / "late", Assignment(ASSIGNMENT, root))
-    (folder / "timestamp.txt").write_text(stamp(schedule_due() + DAY + 20 * HOUR, "UTC"))
+    (folder / "timestamp.txt").write_text(stamp(schedule_due(REPO) + DAY + 20 * HOUR, "UTC"))
     results = api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=False)
     assert results["students"]["late"]["late_penalty"] is None
     api.write_csv(results, tmp_path / "course-grades.csv")

@@ -14,7 +14,7 @@ import pytest
 import week4
 import week4 as checks
 import week4 as contract
-from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.in_kernel import hidden_check as run_check
 from autograder.grader_side.misconceptions import edits
 from autograder.student_side.student import CheckFailed
@@ -34,7 +34,7 @@ BROKEN = ("raised NameError", "raised UnboundLocalError", "raised AttributeError
 @pytest.fixture(scope="module")
 def course_assignment() -> Assignment:
     """The repo's own source notebooks (run `course release transformer-block` if they are missing)."""
-    return Assignment("transformer-block")
+    return Assignment("transformer-block", REPO)
 
 
 def _notebook(entry) -> str:

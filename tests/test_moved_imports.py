@@ -47,18 +47,18 @@ def test_a_name_that_never_lived_in_an_old_module_is_still_an_attribute_error():
 @pytest.mark.slow
 def test_nbgrader_autograde_with_an_old_config_still_grades_through_the_sandbox(tmp_path):
     toy = toy_course(tmp_path / "course")
-    config = toy.repo / "nbgrader_config.py"
+    config = toy.root / "nbgrader_config.py"
     text = config.read_text()
     for new, old in OLD_LINES.items():
         assert new in text, new
         text = text.replace(new, old)
     config.write_text(text)
-    write_submission(toy.repo / "submitted" / "solved", toy)
-    done = api.nbgrader("autograde", "toy", "--force", repo=toy.repo, check=False)
+    write_submission(toy.root / "submitted" / "solved", toy)
+    done = api.nbgrader("autograde", "toy", "--force", repo=toy.root, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Exception while loading config file" not in done.stderr
     assert "which moved: write `from autograder.nbgrader.preprocessors import AUTOGRADE` instead" in done.stderr
-    graded = json.loads((toy.repo / "autograded" / "solved" / "toy" / "answers.ipynb").read_text())
+    graded = json.loads((toy.root / "autograded" / "solved" / "toy" / "answers.ipynb").read_text())
     outputs = [o for cell in graded["cells"] if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
                for o in cell.get("outputs", [])]
     # SandboxExecute's pass line, which nbgrader's own Execute never writes: the sandbox graded it.

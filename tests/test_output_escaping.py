@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grader_side.assignment import Assignment, solved
+from autograder.grader_side.assignment import REPO, Assignment, solved
 from autograder.reports.escape import for_csv, for_id, for_terminal
 from autograder.reports.exports import write_csv
 from autograder.tooling.sampleclass import write_submission
@@ -82,7 +82,7 @@ RAISES = ("def layer_norm(x, gamma, beta, eps=1e-5):\n"
 
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     root = tmp_path_factory.mktemp("hostile-ids")
     b1 = solved(next(c.source for c in a.cells("build") if c.grade_id == "B1_code"))
     ids = {'=HYPERLINK("https:example.com";"x")': {}, "\x1b[2J\x1b[Hstudent": {"B1_code": b1 + "\n\n" + RAISES}}

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from autograder import api
-from autograder.grader_side.assignment import Assignment, solved
+from autograder.grader_side.assignment import REPO, Assignment, solved
 from autograder.grader_side.misconceptions import edits
 from autograder.tooling.sampleclass import write_submission
 from hostile_text import PAYLOAD, assert_clean
@@ -221,7 +221,7 @@ def _scored_nothing(sid, done, cases):
     """Graded as the no-code submission it is: 0 points, every check failed, the TA's item skipped."""
     assert f"{sid}: 0 / 100 points" in done.stdout and done.returncode == 1, (done.stdout[-3000:], done.stderr[-3000:])
     outcomes = {check: outcome for (_, check), (outcome, _, _) in cases.items()}
-    every_check = len(Assignment("transformer-block").set.checks)
+    every_check = len(Assignment("transformer-block", REPO).set.checks)
     assert outcomes.pop("C8_manual") == "skipped" and len(outcomes) == every_check, outcomes
     assert set(outcomes.values()) == {"failed"}, outcomes
 

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.pipeline import Submission, program, read, tamper
 
-ASSIGNMENT = Assignment("transformer-block")
+ASSIGNMENT = Assignment("transformer-block", REPO)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),

@@ -17,7 +17,7 @@ import week4 as checks
 import week4 as contract
 from autograder import api
 from autograder.grader_side import analysis
-from autograder.grader_side.assignment import Assignment, notebook, solved
+from autograder.grader_side.assignment import REPO, Assignment, notebook, solved
 from autograder.grader_side.misconceptions import edits
 from autograder.grader_side.pipeline import routes as step
 from autograder.grader_side.pipeline.submission import Env, Outcome, Submission
@@ -376,7 +376,7 @@ def test_a_route_names_the_cell_and_line_it_is_on():
 
 
 def test_the_course_solutions_and_every_correct_variant_are_clean():
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     for name in a.notebooks:
         assert {q: v.status for q, v in week4.judge_notebook(notebook(a, name)).items()} == \
                {q: "clean" for q in week4.RULES}
@@ -397,7 +397,7 @@ ROUTES = {"B1-calls-builtin": "builtin", "B1-torch-layer-norm": "builtin", "B1-g
 
 
 def test_every_catalogued_route_is_judged_one_and_no_other_entry_is():
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     by_id = {e.id: e for e in catalogue()}
     assert set(ROUTES) <= set(by_id)
     for e in by_id.values():
@@ -424,7 +424,7 @@ def test_garbage_never_raises():
 
 
 def test_judge_notebook_names_cells_by_their_grade_id():
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     e = next(e for e in catalogue() if e.id == "B1-group-norm-one-group")
     nb = notebook(a, "build", edits(e, {c.grade_id: c.source for c in a.cells("build")}["B1_code"]))
     verdict = week4.judge_notebook(nbformat.reads(nbformat.writes(nb), as_version=4), ["B1"])["B1"]
@@ -455,7 +455,7 @@ def _waiting(sub, question):
 
 
 def test_evidence_against_a_clean_verdict_waits_for_a_ta():
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     sub = _submission(a, [HONEST_B1], evidence=("layer_norm",))
     step.run(sub, Env(a, sandbox=None))
     assert _waiting(sub, "B1") and "B1" in sub.to_review
@@ -466,7 +466,7 @@ def test_evidence_against_a_clean_verdict_waits_for_a_ta():
 def test_what_code_did_with_hidden_inputs_never_shows_in_a_visible_result():
     """Code that reaches torch's layer_norm only on a hidden check's inputs: the hidden checks wait for
     a TA, the visible ones keep their verdict (a student reads them before grades are published)."""
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     sub = _submission(a, [HONEST_B1])
     b1 = [c for c in checks.all_checks() if c.question == "B1"]
     assert {c.hidden for c in b1} == {False, True}
@@ -482,7 +482,7 @@ def test_what_code_did_with_hidden_inputs_never_shows_in_a_visible_result():
 
 
 def test_an_uncertain_route_leaves_its_points_to_a_ta():
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     sub = _submission(a, [_ln("return F.normalize(x - x.mean(-1, keepdim=True), dim=-1) * g + b")])
     step.run(sub, Env(a, sandbox=None))
     assert _waiting(sub, "B1") and "B1" in sub.to_review
@@ -494,7 +494,7 @@ def test_an_uncertain_route_leaves_its_points_to_a_ta():
 def test_a_judge_out_of_budget_leaves_every_route_question_to_a_ta():
     """A cell whose reading costs more than the budget: the helper is killed, the cells run as
     written, and no route question of the notebook keeps silent points."""
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     magic = "".join(f"%time x{i} = {i}\n" for i in range(20_000))
     sub = _submission(a, [HONEST_B1, magic, "F.layer_norm = lambda *a, **k: 0"], seconds=0.5)
     assert sub.readings["build"].failure and sub.programs["build"][2] == magic
@@ -513,7 +513,7 @@ def test_a_reader_that_cannot_start_sends_the_notebooks_route_questions_to_a_ta(
     """No process for the program reader (EAGAIN under a process limit, a missing interpreter): the
     notebook runs as written and its route questions wait for a TA, as when the budget runs out;
     the student is not failed whole for the grader's trouble."""
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     while True:                                    # no idle reader to reuse: the next read starts one
         try:
             analysis._idle.get_nowait().stop()
@@ -528,7 +528,7 @@ def test_a_reader_that_cannot_start_sends_the_notebooks_route_questions_to_a_ta(
 
 
 def test_a_route_fails_every_check_of_its_question_only():
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     sub = _submission(a, [_ln("return F.group_norm(x.reshape(-1, 1, x.shape[-1]), 1).reshape(x.shape) * g + b")])
     step.run(sub, Env(a, sandbox=None))
     b1 = [c.id for c in checks.all_checks() if c.question == "B1"]
@@ -541,7 +541,7 @@ def test_a_route_fails_every_check_of_its_question_only():
 def test_a_route_names_only_the_misconception_that_takes_the_same_route():
     """Constructing an encoder layer inside forward is a route, but not the catalogued
     "subclasses nn.TransformerEncoderLayer" mistake; subclassing it is."""
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     inside = _submission(a, ["class PreNormBlock(nn.Module):\n    def forward(self, x, causal=True):\n"
                              "        return nn.TransformerEncoderLayer(16, 4, batch_first=True)(x)"])
     step.run(inside, Env(a, sandbox=None))
@@ -560,7 +560,7 @@ def _b1(a, code):
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     by_id = {e.id: e for e in catalogue()}
     build = {c.grade_id: c.source for c in a.cells("build")}
     root = tmp_path_factory.mktemp("routes")
@@ -603,7 +603,7 @@ def test_a_name_built_at_run_time_leaves_the_question_to_a_ta(tmp_path):
     (results, and so the CSV and nbgrader's gradebook)."""
     from autograder.grader_side.assignment import Assignment, solved
 
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     build = {c.grade_id: c.source for c in a.cells("build")}
     unsure = solved(build["B1_code"]) + (
         "\nimport importlib\n\n\ndef layer_norm(x, gamma, beta, eps=1e-5):\n"
@@ -618,7 +618,7 @@ def test_a_name_built_at_run_time_leaves_the_question_to_a_ta(tmp_path):
 
 
 def _b6_with(extra: str) -> dict:
-    a = Assignment("transformer-block")
+    a = Assignment("transformer-block", REPO)
     source = {c.grade_id: c.source for c in a.cells("build")}
     return week4.judge_notebook(notebook(a, "build", {"B6_code": solved(source["B6_code"]).rstrip() + extra}))
 

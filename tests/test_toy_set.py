@@ -40,7 +40,7 @@ def test_the_release_ships_the_runtime_and_leaks_nothing(toy):
 
 
 def test_both_graders_agree_on_a_class_of_the_toy_set(toy):
-    root = toy.repo
+    root = toy.root
     source = {c.grade_id: c.source for c in toy.cells("answers")}
     from autograder.grader_side.misconceptions import edits
 
@@ -65,6 +65,6 @@ def test_both_graders_agree_on_a_class_of_the_toy_set(toy):
 
 
 def test_the_mutation_report_of_the_toy_set_is_perfect_in_both_graders(toy):
-    result = mutants.run("toy", repo=toy.repo)
+    result = mutants.run("toy", repo=toy.root)
     assert result.perfect and not result.unexercised("course"), result.table()
     assert TOY.is_dir()

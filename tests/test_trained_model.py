@@ -104,12 +104,12 @@ def test_b7s_answers_are_what_the_shipped_weights_give(made):
 
 
 def test_releasing_twice_changes_nothing(made):
-    shutil.copytree(REPO / "course", made.repo / "course", dirs_exist_ok=True,
+    shutil.copytree(REPO / "course", made.root / "course", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("figures", "notes"))   # course release reads the schedule
     before = _files(made.release_dir)
     weights = made.source_dir / WEIGHTS
     stamp = weights.stat().st_mtime_ns
-    api.release(SET, course=made.repo)
+    api.release(SET, course=made.root)
     assert _files(made.release_dir) == before
     assert weights.stat().st_mtime_ns == stamp, "a weights file that is already right is left untouched"
 

@@ -110,7 +110,7 @@ def excused(a: Assignment) -> dict[str, str]:
 @pytest.fixture(scope="module", params=SETS)
 def graded(request) -> tuple[Assignment, list[Outcome]]:
     """A set and the outcome of every entry of its catalogue."""
-    a = Assignment(request.param)
+    a = Assignment(request.param, REPO)
     return a, [outcome(a, e) for e in a.set.catalogue]
 
 

@@ -3,10 +3,10 @@ checks, catalogue, rules, references and visible check modules, and the judge on
 from __future__ import annotations
 
 from autograder.grader_side import routes
-from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.assignment import REPO, Assignment
 
 NAME = "transformer-block"
-WEEK4 = Assignment(NAME)
+WEEK4 = Assignment(NAME, REPO)
 SET = WEEK4.set
 QUESTIONS = SET.questions
 RULES = SET.rules

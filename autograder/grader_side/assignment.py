@@ -19,7 +19,10 @@ import nbformat
 from autograder.course import CourseError, problem_sets
 from autograder.grader_side import problem_set
 
-REPO = Path(__file__).resolve().parents[2]   # the checkout: autograder/grader_side/assignment.py
+# The kit's checkout (autograder/grader_side/assignment.py): where the kit's own files are read from
+# (the runtime shipped into releases and Gradescope's package). Never a course folder by default:
+# every course folder is named where it is used (``Assignment.root``, ``course.Course``).
+REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -36,22 +39,23 @@ class SourceCell:
 
 @dataclass
 class Assignment:
-    """The source (nbgrader's solutions/) of one problem set."""
+    """The source (nbgrader's solutions/) and release (assignments/) of one problem set of the
+    course folder ``root``."""
     name: str
-    repo: Path = REPO
+    root: Path
     only: tuple[str, ...] = ()      # grade these of its notebooks only (nbgrader grades one at a time)
     _cells: dict = field(default_factory=dict, repr=False)
 
     @property
     def source_dir(self) -> Path:
-        return self.repo / "solutions" / self.name
+        return self.root / "solutions" / self.name
 
     @cached_property
     def set(self) -> problem_set.ProblemSet:
         """The set's contract, checks and catalogue, loaded from ``source_dir``."""
         if not self.source_dir.is_dir():
-            sets = ", ".join(problem_sets(self.repo)) or "none"
-            raise CourseError(f"no problem set {self.name!r} in {self.repo / 'solutions'} (sets there: {sets})")
+            sets = ", ".join(problem_sets(self.root)) or "none"
+            raise CourseError(f"no problem set {self.name!r} in {self.root / 'solutions'} (sets there: {sets})")
         try:
             return problem_set.load(self.source_dir)
         except problem_set.ProblemSetError as exc:
@@ -81,7 +85,7 @@ class Assignment:
 
     @property
     def release_dir(self) -> Path:
-        return self.repo / "assignments" / self.name
+        return self.root / "assignments" / self.name
 
     def cells(self, notebook: str, released: bool = False) -> list[SourceCell]:
         """The source (or, with ``released``, the release) notebook's cells, in order (read once)."""
