@@ -62,4 +62,5 @@ def test_nbgrader_autograde_with_an_old_config_still_grades_through_the_sandbox(
     outputs = [o for cell in graded["cells"] if cell.get("metadata", {}).get("nbgrader", {}).get("grade")
                for o in cell.get("outputs", [])]
     # SandboxExecute's pass line, which nbgrader's own Execute never writes: the sandbox graded it.
-    assert outputs and all(o.get("name") == "stdout" and "".join(o["text"]).startswith("passed ") for o in outputs), outputs
+    assert outputs and all(o.get("name") == "stdout" and "".join(o["text"]).startswith("passed ")
+                           for o in outputs), outputs
