@@ -19,6 +19,7 @@ included. Every line it prints goes through ``reports.escape.for_terminal``.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import stat
@@ -32,6 +33,7 @@ from pathlib import Path
 from autograder.course import CourseError
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.results import StudentResult
+from autograder.grader_side.sandbox import starting
 from autograder.reports.escape import for_terminal
 from autograder.reports.exports import describe_isolation
 
@@ -125,7 +127,7 @@ def failed(reason: str, started: float, notes: Sequence[str] = ()) -> dict:
     """A results.json for an upload that could not be graded: score 0 and the reason, one line."""
     from autograder.reports.exports import gradescope
 
-    result = {"score": 0.0, "reason": reason, "questions": {}}
+    result = StudentResult("failed", 0.0, 0.0, reason=reason)   # (Gradescope's file shows no maximum)
     return gradescope(result, time.monotonic() - started, notes=tuple(notes))
 
 
@@ -139,21 +141,23 @@ def run(assignment: str, root: Path, timeout: float = 60.0, started: float | Non
 
     started = time.monotonic() if started is None else started
     source = root / "source"
-    a = Assignment(assignment, source)
-    names = [f"{n}.ipynb" for n in a.notebooks]
-    try:
-        found, notes = find_notebooks(root / "submission", names)
-    except UploadError as exc:
-        return failed(str(exc), started)
-    notes = [f"graded {', '.join(f'{name} (from {rel})' for name, (rel, _) in found.items())}", *notes]
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
         submissions = Path(tmp) / "submissions"
-        stage(found, submissions / "student", MAX_BYTES)
-        try:
-            doc = api.grade_class(assignment, submissions, workers=1, timeout=timeout, repo=source,
-                                  allow_weak_isolation=True)
-        except CourseError as exc:
-            return failed(f"the autograder could not grade: {exc}", started, notes)
+        submissions.mkdir()
+        with starting(timeout, (source, submissions), allow_weak_isolation=True):   # beside loading the set
+            a = Assignment(assignment, source)
+            names = [f"{n}.ipynb" for n in a.notebooks]
+            try:
+                found, notes = find_notebooks(root / "submission", names)
+            except UploadError as exc:
+                return failed(str(exc), started)
+            notes = [f"graded {', '.join(f'{name} (from {rel})' for name, (rel, _) in found.items())}", *notes]
+            stage(found, submissions / "student", MAX_BYTES)
+            try:
+                doc = api.grade_class(assignment, submissions, workers=1, timeout=timeout, repo=source,
+                                      allow_weak_isolation=True)
+            except CourseError as exc:
+                return failed(f"the autograder could not grade: {exc}", started, notes)
     isolation = doc.isolation
     result = doc.students["student"]
     if staff is not None:
@@ -200,6 +204,7 @@ def main(argv=None) -> int:
     print(f"{for_terminal(target)}: score {doc['score']:g}, {len(doc['tests'])} tests")
     for line in [*doc["output"].splitlines(), *staff]:
         print(for_terminal(line))
+    gc.freeze()     # only the interpreter's exit is left, which would walk every object torch made (0.5 to 2 s)
     return 0
 
 
