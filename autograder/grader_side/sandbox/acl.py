@@ -32,6 +32,7 @@ import errno
 import os
 import stat
 import struct
+from collections.abc import Iterable
 
 _ACCESS = "system.posix_acl_access"
 _DEFAULT = "system.posix_acl_default"
@@ -211,7 +212,7 @@ def _unmark(path: str) -> None:
         pass
 
 
-def _had_own_acl(entries, gid: int) -> bool:
+def _had_own_acl(entries: Iterable[tuple[int, int, int]], gid: int) -> bool:
     """Whether an access ACL held named entries other than ours (then it is kept)."""
     return any(tag in (_USER, _GROUP) and not (tag == _GROUP and ident == gid) for tag, _, ident in entries)
 
@@ -246,7 +247,7 @@ def _read(path: str, which: str = _ACCESS, missing_ok: bool = False) -> list[tup
     return [_ENTRY.unpack_from(data, 4 + i * _ENTRY.size) for i in range((len(data) - 4) // _ENTRY.size)]
 
 
-def _write(path: str, which: str, entries) -> bool:
+def _write(path: str, which: str, entries: Iterable[tuple[int, int, int]]) -> bool:
     data = struct.pack("<I", _VERSION) + b"".join(_ENTRY.pack(*e) for e in sorted(entries, key=lambda e: (e[0], e[2])))
     try:
         os.setxattr(path, which, data, follow_symlinks=False)

@@ -12,7 +12,11 @@ import inspect
 import io
 import os
 import signal
+import socket
 import sys
+from collections.abc import Callable, Sequence
+from types import CodeType, FrameType
+from typing import Literal, NoReturn
 
 from . import frames
 
@@ -48,32 +52,32 @@ class Discard(io.TextIOBase):
     def __init__(self, fd: int):
         self._fd = fd
 
-    def write(self, s):
+    def write(self, s: str) -> int:
         return len(s)
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def isatty(self):
+    def isatty(self) -> bool:
         return False
 
-    def fileno(self):
+    def fileno(self) -> int:
         return self._fd
 
-    def flush(self):
+    def flush(self) -> None:
         pass
 
 
 class _NoIPython:
     """What get_ipython() returns: every method accepts anything and does nothing."""
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Callable[..., None]:
         if name.startswith("__"):
             raise AttributeError(name)
         return lambda *a, **k: None
 
 
-def _display(*args, **kwargs):
+def _display(*args: object, **kwargs: object) -> None:
     return None
 
 
@@ -89,7 +93,7 @@ def describe(e: BaseException) -> str:
     return f"{name}: {msg[:300]}" if msg else name
 
 
-def _compile_cell(src: str, name: str):
+def _compile_cell(src: str, name: str) -> CodeType:
     """Plain Python only: IPython syntax was turned into Python by the grader before it was sent."""
     return compile(src, name, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
 
@@ -106,16 +110,16 @@ class _time_limit:
     def __init__(self, seconds: float):
         self.seconds = seconds
 
-    def _ring(self, signum, frame):
+    def _ring(self, signum: int, frame: FrameType | None) -> NoReturn:
         raise StepTimeout(f"did not finish within {self.seconds:g} s")
 
-    def __enter__(self):
+    def __enter__(self) -> _time_limit:
         if self.seconds > 0:
             signal.signal(signal.SIGALRM, self._ring)
             signal.setitimer(signal.ITIMER_REAL, self.seconds)
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         if self.seconds > 0:
             signal.setitimer(signal.ITIMER_REAL, 0)
         return False
@@ -148,7 +152,11 @@ def run_cells(cells: list, my_pid: int, step_timeout: float = 0) -> tuple[dict, 
     return ns, report
 
 
-def serve(handler, sock, setup_error: str | None) -> None:
+# The request handler: (the notebook's namespace, a request's header, its blobs) -> (reply header, blobs).
+Handler = Callable[[dict, dict, list], tuple[dict, Sequence[frames.Buffer] | None]]
+
+
+def serve(handler: Handler, sock: socket.socket, setup_error: str | None) -> None:
     """Run the cells the grader sends, then answer its requests until the socket closes."""
     my_pid = _getpid()
     try:

@@ -21,6 +21,9 @@ import json
 import socket
 import struct
 import time
+from collections.abc import Sequence
+
+Buffer = bytes | bytearray | memoryview   # what a frame's pieces may be (anything memoryview() takes)
 
 MAX_HEADER = 1 << 20          # the grader accepts headers of at most 1 MiB
 MAX_BLOBS = 100_000           # and at most this many blobs in one frame
@@ -44,7 +47,7 @@ class BadFrame(FrameError):
     """The bytes received do not form a valid frame."""
 
 
-def encode(header: dict, blobs=()) -> list:
+def encode(header: dict, blobs: Sequence[Buffer] = ()) -> list:
     """Return the pieces of one frame: the length-prefixed header, then the blobs.
 
     Raises TypeError/ValueError if the header is not a JSON-serialisable dict
@@ -72,12 +75,12 @@ def encode(header: dict, blobs=()) -> list:
 JOIN_BELOW = 4 * 1024 * 1024
 
 
-def send_frame(sock: socket.socket, header: dict, blobs=(), deadline: float | None = None) -> None:
+def send_frame(sock: socket.socket, header: dict, blobs: Sequence[Buffer] = (), deadline: float | None = None) -> None:
     """Send one frame.  Encoding errors are raised before anything is written."""
     send_parts(sock, encode(header, blobs), deadline)
 
 
-def send_parts(sock: socket.socket, parts, deadline: float | None = None) -> None:
+def send_parts(sock: socket.socket, parts: Sequence[Buffer], deadline: float | None = None) -> None:
     """Send the pieces returned by encode()."""
     if sum(memoryview(p).nbytes for p in parts) <= JOIN_BELOW:
         parts = [b"".join(parts)]
@@ -135,7 +138,7 @@ def _remaining(deadline: float | None) -> float | None:
     return left
 
 
-def _sendall(sock: socket.socket, data, deadline: float | None) -> None:
+def _sendall(sock: socket.socket, data: Buffer, deadline: float | None) -> None:
     try:
         sock.settimeout(_remaining(deadline))
         sock.sendall(data)

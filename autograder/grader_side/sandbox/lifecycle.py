@@ -31,6 +31,7 @@ import stat
 import sys
 import sysconfig
 import time
+from collections.abc import Callable
 
 from . import cells, syscalls, view
 
@@ -73,7 +74,7 @@ def session_gid(uid: int, ctx: "Context") -> int:
 class Context:
     """Everything a session needs, prepared by the zygote before forking."""
 
-    def __init__(self, limits: dict, handler, stdlib: str, namespaces: bool, group: int):
+    def __init__(self, limits: dict, handler: cells.Handler, stdlib: str, namespaces: bool, group: int):
         self.limits = limits
         self.handler = handler
         self.stdlib = stdlib
@@ -156,7 +157,8 @@ def _wait_and_mirror(pid: int) -> int:
 
 # -- G: PID 1 of the session -----------------------------------------------------------------
 
-def _session_leader(ctx, slot, sock, probe_fd, workdir, parent_pid) -> None:
+def _session_leader(ctx: Context, slot: int, sock: socket.socket, probe_fd: int, workdir: str | None,
+                    parent_pid: int) -> None:
     probe = probe_fd >= 0
     try:
         syscalls.prctl(syscalls.PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -184,7 +186,7 @@ def _session_leader(ctx, slot, sock, probe_fd, workdir, parent_pid) -> None:
     _exit(70)
 
 
-def _step(probe: bool, what: str, fn, *args) -> bool:
+def _step(probe: bool, what: str, fn: Callable[..., object], *args: object) -> bool:
     """Run an optional step.  In probe mode a failure returns False; in a session it is fatal."""
     try:
         fn(*args)

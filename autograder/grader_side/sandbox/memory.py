@@ -22,6 +22,7 @@ Without a limit (the usual server) nothing changes.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 MARGIN = 128 << 20          # the grader's own growth while it grades
 COPIED = 0.25               # the share of the zygote's anonymous memory counted as a session's copies
@@ -70,7 +71,7 @@ def _taken(held: int, anonymous: int) -> int:
     return held + int(anonymous * COPIED) + MARGIN
 
 
-def _folders(cgroup_file: str, root: str):
+def _folders(cgroup_file: str, root: str) -> Iterator[tuple[str, tuple[str, tuple[str, ...]]]]:
     """(folder, (limit file, stat keys)) for each memory cgroup of this process, deepest first."""
     try:
         with open(cgroup_file) as f:

@@ -45,7 +45,7 @@ class _ArgCmp(ctypes.Structure):
     _fields_ = [("arg", ctypes.c_uint), ("op", ctypes.c_int), ("a", ctypes.c_uint64), ("b", ctypes.c_uint64)]
 
 
-def _library():
+def _library() -> ctypes.CDLL:
     try:
         lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
     except OSError:

@@ -63,8 +63,8 @@ def unshare(flags: int) -> None:
         raise _fail("unshare")
 
 
-def mount(source, target, fstype, flags, data=None) -> None:
-    def enc(s):
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    def enc(s: str | None) -> bytes | None:
         return None if s is None else os.fsencode(s)
 
     if _libc.mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
