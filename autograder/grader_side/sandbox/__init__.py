@@ -69,27 +69,134 @@ the zygote itself dies, the next ``open()`` restarts it once (noted in ``Sandbox
 otherwise raises :class:`SandboxError`.
 """
 
+import contextlib
+import gc
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from .host import ChildDied, Limits, Sandbox, SandboxError, Session
 from .marks import mark
 
-__all__ = ["PRELOAD", "ChildDied", "Limits", "Sandbox", "SandboxError", "Session", "grading_sandbox", "limits"]
+__all__ = ["PRELOAD", "ChildDied", "Limits", "Sandbox", "SandboxError", "Session", "grading_sandbox", "limits",
+           "starting"]
 
 REPO = Path(__file__).resolve().parents[3]   # the checkout: autograder/grader_side/sandbox/__init__.py
 # Warm modules every child gets for free: numpy and torch, and pyplot for a student's scratch plots.
 PRELOAD = ("numpy", "torch", "matplotlib.pyplot")
 
 
-def grading_sandbox(timeout: float, hide=(), allow_weak_isolation: bool = False):
+def grading_sandbox(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = False) -> Sandbox:
     """The sandbox submissions are graded in (``course autograde`` and ``nbgrader autograde`` alike),
-    not yet started: the package's checkout, the home directory and ``hide`` are hidden from it."""
-    paths = sorted({REPO, Path.home(), *(Path(p).resolve() for p in hide)})
+    started: the package's checkout, the home directory and ``hide`` are hidden from it. Inside a
+    ``starting`` block with the same arguments, the one that block started (waited for if it is
+    still starting; what its start raised is raised here)."""
+    key = _key(timeout, hide, allow_weak_isolation)
     mark("sandbox-wanted")
-    return Sandbox(limits(timeout), preload=PRELOAD, hide=paths, allow_weak_isolation=allow_weak_isolation)
+    with _early_lock:
+        early = _early.pop(key, None)
+        if early is not None:
+            early.taken = True
+    if early is None:
+        return _sandbox(key)
+    early.collect_again()
+    return early.result()
 
 
-def limits(timeout: float):
+# What a grading sandbox is started with: (timeout, every path hidden, allow_weak_isolation).
+_Key = tuple[float, tuple[Path, ...], bool]
+
+
+def _key(timeout: float, hide: Sequence, allow_weak_isolation: bool) -> _Key:
+    return float(timeout), tuple(sorted({REPO, Path.home(), *(Path(p).resolve() for p in hide)})), \
+        bool(allow_weak_isolation)
+
+
+def _sandbox(key: _Key) -> Sandbox:
+    timeout, paths, allow_weak_isolation = key
+    return Sandbox(limits(timeout), preload=PRELOAD, hide=list(paths), allow_weak_isolation=allow_weak_isolation)
+
+
+class _Starting:
+    """A grading sandbox starting in a thread of its own (``starting``): the thread only waits for
+    the warm process, which works on another core. The thread then lives until the sandbox is
+    closed: bubblewrap runs with --die-with-parent, whose parent is the thread that started it
+    (the kernel's parent-death signal follows the thread, not the process)."""
+
+    def __init__(self, key: _Key):
+        self.key = key
+        self.taken = False                  # a grading_sandbox call has it: closing it is the caller's
+        self.sandbox: Sandbox | None = None
+        self.error: BaseException | None = None
+        self.started = threading.Event()    # the sandbox is ready, or its start failed
+        self.collecting = gc.isenabled()    # this process's cyclic GC, off until the sandbox is taken
+        gc.disable()
+        self.thread = threading.Thread(target=self._start, name="sandbox-start", daemon=True)
+        self.thread.start()
+
+    def _start(self) -> None:
+        try:
+            self.sandbox = _sandbox(self.key)
+        except BaseException as exc:        # raised again in the thread that takes it
+            self.error = exc
+        finally:
+            self.started.set()
+        if self.sandbox is not None:
+            self.sandbox.ended.wait()
+
+    def collect_again(self) -> None:
+        """This process's cyclic GC as it was before the start (it is off meanwhile: ``starting``)."""
+        if self.collecting:
+            gc.enable()
+            self.collecting = False
+
+    def result(self) -> Sandbox:
+        self.started.wait()
+        if self.error is not None:
+            raise self.error
+        assert self.sandbox is not None     # _start either made it or kept what it raised
+        return self.sandbox
+
+
+_early: dict[_Key, _Starting] = {}          # started by a ``starting`` block, not yet taken
+_early_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def starting(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = False) -> Iterator[None]:
+    """Start, now and in a background thread, the sandbox ``grading_sandbox(timeout, hide,
+    allow_weak_isolation)`` starts, for that call inside the block to take. One submission is
+    graded in a process of its own (``course grade``, Gradescope's run): its warm process imports
+    torch and probes the isolation (seconds) on another core while this process loads the set
+    (which imports torch too), instead of after it. Nothing changes in the sandbox itself: the
+    same arguments make the same one, and no session opens before the call takes it.
+
+    Until the call takes it, this process runs without its cyclic GC: what it does meanwhile is
+    mostly importing (torch, the set), where the collector's passes walk the new modules' objects
+    over and over, for about a third of the import time, and free almost nothing. It is on again
+    once the sandbox is taken, or when the block ends.
+
+    A sandbox no call took is closed when the block ends (once it has started: its start is not
+    cut short). Inside a block already starting the same sandbox, nothing more is started."""
+    key = _key(timeout, hide, allow_weak_isolation)
+    with _early_lock:
+        early = None if key in _early else _early.setdefault(key, _Starting(key))
+    try:
+        yield
+    finally:
+        if early is not None:
+            with _early_lock:
+                if _early.get(key) is early:
+                    del _early[key]
+            early.collect_again()
+            if not early.taken:
+                try:
+                    early.result().close()
+                except BaseException:       # a start that failed has nothing to close; nobody asked for it
+                    pass
+
+
+def limits(timeout: float) -> Limits:
     """The sandbox's limits for ``timeout`` seconds per notebook: a cell or check that runs past a
     third of it is interrupted on its own."""
     return Limits(timeout=timeout, step_timeout=min(10.0, timeout / 3))

@@ -78,7 +78,7 @@ class Limits:
     scratch_mb: int = 64         # size of the session's private /tmp (counted inside memory_mb)
     shm_mb: int = 16             # SysV shared memory, and /dev/shm, each (counted inside memory_mb)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         if self.memory_mb - self.scratch_mb - 2 * self.shm_mb < 64:
             raise ValueError(f"memory_mb={self.memory_mb} leaves less than 64 MiB once scratch_mb and twice "
                              "shm_mb are taken out: raise memory_mb or lower those")
@@ -184,7 +184,8 @@ class Sandbox:
     """
 
     def __init__(self, limits: Limits = Limits(), preload: tuple[str, ...] = ("numpy", "torch"),
-                 handler: str = "student_side.server:serve", packages: dict | None = None, hide=(), keep=(),
+                 handler: str = "student_side.server:serve", packages: dict | None = None,
+                 hide: Sequence[str | os.PathLike] = (), keep: Sequence[str | os.PathLike] = (),
                  allow_weak_isolation: bool = False, startup_timeout: float = 120.0):
         if not isinstance(limits, Limits):
             raise TypeError("limits must be a Limits instance")
@@ -216,6 +217,7 @@ class Sandbox:
         self._sessions: weakref.WeakSet = weakref.WeakSet()
         self._sessions_lock = threading.Lock()
         self._closed = False
+        self.ended = threading.Event()       # set once close() has stopped the zygote
         self._home = tempfile.mkdtemp(prefix="autograder-zygote-")
         self._state: dict = {}
         self._state["slots"] = {}            # physical slot -> its locked file (claim_slot)
@@ -510,6 +512,7 @@ class Sandbox:
             if self._give_files_back():     # a uid with a process left is not given back to other graders
                 _shutdown_zygote(self._state, release=True)
         shutil.rmtree(self._home, ignore_errors=True)
+        self.ended.set()
         mark("sandbox-closed")
 
     def _give_files_back(self) -> bool:
@@ -533,7 +536,7 @@ class Sandbox:
     def __enter__(self) -> "Sandbox":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
@@ -603,7 +606,7 @@ class Session:
         self.close()
         raise ChildDied(reason)
 
-    def _exchange(self, parts, during: str) -> tuple[dict, list[bytes | bytearray]]:
+    def _exchange(self, parts: Sequence[frames.Buffer], during: str) -> tuple[dict, list[bytes | bytearray]]:
         try:
             frames.send_parts(self._sock, parts, self._deadline)
             return frames.recv_frame(self._sock, max_blob_bytes=self._limits.output_mb << 20,
@@ -709,10 +712,10 @@ class Session:
     def __enter__(self) -> "Session":
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:

@@ -1,0 +1,108 @@
+"""A sandbox started early (``sandbox.starting``): one submission's process starts its warm process
+beside its own start-up, and grading gets exactly that sandbox, alive, or one of its own.
+
+The real sandbox throughout (bubblewrap, the zygote, sessions) and a real ``course grade`` process.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.grader_side.sandbox import grading_sandbox, starting
+from autograder.grader_side.sandbox.marks import ENV as MARKS
+
+pytestmark = pytest.mark.sandboxed
+
+REPO = Path(__file__).resolve().parents[1]
+TIMEOUT = 60.0
+
+
+def children() -> set[int]:
+    """The pids of this process's children (every thread's)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        found |= {int(pid) for pid in (task / "children").read_text().split()}
+    return found
+
+
+def zygote_homes() -> set[str]:
+    return {p.name for p in Path(tempfile.gettempdir()).glob("autograder-zygote-*")}
+
+
+def test_grading_takes_the_sandbox_started_early_and_its_warm_process_outlives_the_start(tmp_path):
+    """bubblewrap dies with the thread that started it (--die-with-parent follows the thread): the
+    thread that starts the sandbox early must live as long as the sandbox, or grading finds the
+    warm process gone and starts another (Sandbox.events says so)."""
+    with starting(TIMEOUT, (tmp_path,)):
+        sandbox = grading_sandbox(TIMEOUT, hide=(tmp_path,))
+        with sandbox:
+            started_with = sandbox.zygote_pid
+            assert str(tmp_path) in sandbox.hide
+            for notebook in (["x = 6 * 7"], ["import torch", "y = torch.ones(2).sum().item()"]):
+                with sandbox.open(notebook) as session:
+                    assert all(entry["ok"] for entry in session.load_report), session.load_report
+            assert sandbox.events == [] and sandbox.zygote_pid == started_with
+
+
+def test_a_sandbox_nobody_takes_is_closed_when_the_block_ends(tmp_path):
+    before_children, before_homes = children(), zygote_homes()
+    with starting(TIMEOUT, (tmp_path,)):
+        for _ in range(6000):                    # until the start thread has started bubblewrap
+            if children() - before_children:
+                break
+            time.sleep(0.01)
+        assert children() - before_children
+    assert children() == before_children
+    assert zygote_homes() == before_homes
+
+
+def test_other_arguments_get_a_sandbox_of_their_own_and_the_early_one_is_closed(tmp_path):
+    asked, other = tmp_path / "asked", tmp_path / "other"
+    asked.mkdir()
+    other.mkdir()
+    before_children = children()
+    with starting(TIMEOUT, (other,)):
+        with grading_sandbox(TIMEOUT, hide=(asked,)) as sandbox:
+            assert str(asked) in sandbox.hide and str(other) not in sandbox.hide
+            with sandbox.open(["z = 1"]) as session:
+                assert session.load_report == [{"ok": True}]
+    assert children() == before_children
+
+
+def test_the_cyclic_gc_is_off_only_until_the_sandbox_is_taken(tmp_path):
+    assert gc.isenabled()
+    with starting(TIMEOUT, (tmp_path,)):
+        assert not gc.isenabled()                # this process imports meanwhile: nothing to collect
+        with grading_sandbox(TIMEOUT, hide=(tmp_path,)):
+            assert gc.isenabled()
+    assert gc.isenabled()
+    with starting(TIMEOUT, (tmp_path,)):
+        pass
+    assert gc.isenabled()
+
+
+def test_course_grade_starts_the_sandbox_before_it_asks_for_it(tmp_path):
+    """The time marks of a real `course grade`: its warm process starts before the grader has
+    loaded the set and asks for it, once, and grading waits for it no longer than it must."""
+    folder = tmp_path / "alice" / "transformer-block"
+    folder.mkdir(parents=True)
+    for name in ("concepts.ipynb", "build.ipynb"):
+        shutil.copy(REPO / "solutions" / "transformer-block" / name, folder / name)
+    marks = tmp_path / "marks"
+    course = Path(sys.executable).with_name("course")
+    done = subprocess.run([str(course), "grade", str(folder / "concepts.ipynb"), str(folder / "build.ipynb")],
+                          cwd=REPO, env={**os.environ, MARKS: str(marks)}, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1].startswith("total "), done.stdout
+    order = [line.split()[0] for line in marks.read_text().splitlines()]
+    assert order == ["sandbox-start", "sandbox-wanted", "sandbox-ready", "first-session", "sandbox-closed"] or \
+        order == ["sandbox-start", "sandbox-ready", "sandbox-wanted", "first-session", "sandbox-closed"], order
