@@ -31,7 +31,7 @@ from autograder.grader_side import pipeline
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.pipeline import grade_safely
 from autograder.grader_side.results import Results, StudentResult, as_results, refresh
-from autograder.grader_side.sandbox import PRELOAD, grading_sandbox
+from autograder.grader_side.sandbox import PRELOAD, grading_sandbox, starting
 from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.reports.exports import gradescope, write_csv, write_json
 
@@ -240,9 +240,10 @@ def grade_submission(notebooks: list[Path], assignment: str, timeout: float = 60
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "submission"
         (folder / "student").mkdir(parents=True)
-        for path in notebooks:
-            shutil.copy(path, folder / "student" / Path(path).name)
-        return grade_class(assignment, folder, workers=1, timeout=timeout, repo=course)
+        with starting(timeout, (course.root, folder)):   # the sandbox starts beside loading the set
+            for path in notebooks:
+                shutil.copy(path, folder / "student" / Path(path).name)
+            return grade_class(assignment, folder, workers=1, timeout=timeout, repo=course)
 
 
 def gradescope_package(assignment: str, out: Path, course: Course | Path | None = None) -> Path:
