@@ -13,11 +13,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from autograder.course import CourseError, problem_sets
 from autograder.grader_side import problem_set
+
+if TYPE_CHECKING:
+    import nbformat
 
 # The kit's checkout (autograder/grader_side/assignment.py): where the kit's own files are read from
 # (the runtime shipped into releases and Gradescope's package). Never a course folder by default:
@@ -149,6 +151,8 @@ def notebook(a: Assignment, name: str, edits: dict[str, str] | None = None,
     ``edits`` maps a solution cell's grade_id to the code the student wrote there (default: the
     source's solution); ``extra_cells`` are appended as scratch cells; ``untouched`` keeps the stubs.
     """
+    import nbformat  # here: grading never fills a notebook (importing nbformat, and jsonschema, takes 0.2 s)
+
     edits = edits or {}
     release = nbformat.read(a.release_dir / f"{name}.ipynb", as_version=4)
     source = {c.grade_id: c for c in a.cells(name)}

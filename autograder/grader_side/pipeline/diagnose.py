@@ -11,7 +11,6 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import nbformat
 import numpy as np
 
 from autograder.grader_side import misconceptions
@@ -48,6 +47,10 @@ class Matcher:
             return self._replays[entry.id]
 
     def _run(self, entry: Entry) -> dict[str, list[Any]]:
+        # Imported here: an honest submission never gets this far, and a process that grades one
+        # submission would otherwise import it (and jsonschema) before it could start the sandbox.
+        import nbformat
+
         a = self.env.assignment
         name = a.questions[entry.question].notebook
         source = {c.grade_id: c.source for c in a.cells(name)}
