@@ -5,6 +5,7 @@ import json
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import nbformat
 from nbconvert.exporters import NotebookExporter
@@ -15,6 +16,9 @@ from autograder.grader_side import submitted
 from autograder.nbgrader.context import assignment_of, student_folder
 from autograder.nbgrader.files import keep_own_files
 from autograder.reports.escape import for_terminal
+
+if TYPE_CHECKING:
+    from autograder.grader_side.assignment import Assignment
 
 
 class SubmittedNotebookExporter(NotebookExporter):
@@ -28,11 +32,13 @@ class SubmittedNotebookExporter(NotebookExporter):
     nbgrader itself took through a link before that (the other files of the assignment folder it
     copies into autograded/, the submission time in timestamp.txt) is taken back."""
 
-    def from_filename(self, filename, resources=None, **kw):
+    def from_filename(self, filename: str, resources: dict[str, Any] | None = None, **kw: Any
+                      ) -> tuple[NotebookNode, dict[str, Any]]:
         converter = self.parent
         info = (resources or {}).get("nbgrader")
         coursedir = getattr(converter, "coursedir", None)
-        if not (info and getattr(converter, "_sanitizing", False) and isinstance(coursedir, CourseDirectory)):
+        if resources is None or not (info and getattr(converter, "_sanitizing", False)
+                                     and isinstance(coursedir, CourseDirectory)):
             return super().from_filename(filename, resources, **kw)   # nbgrader's own autograded/ copy
         student, name, notebook = info["student"], info["assignment"], info["notebook"]
         folder = student_folder(coursedir, student)
@@ -72,7 +78,7 @@ def read_submitted(data: bytes) -> nbformat.NotebookNode:
     return nbformat.reads(json.dumps(raw), as_version=4)
 
 
-def placeholder(a, notebook: str, reason: str) -> NotebookNode:
+def placeholder(a: Assignment, notebook: str, reason: str) -> NotebookNode:
     """What autograded/ gets for a submitted notebook the grader refused to read: the course's
     released notebook (the cells the student was given), the reason in a cell on top."""
     nb = nbformat.read(a.release_dir / f"{notebook}.ipynb", as_version=4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime
 from pathlib import Path
 
 from nbgrader import utils
@@ -13,7 +14,7 @@ from autograder.grader_side import submitted
 from autograder.nbgrader.context import student_folder
 
 
-def submission_time(data: bytes):
+def submission_time(data: bytes) -> datetime | None:
     """The time a ``timestamp.txt`` states, as nbgrader's collect writes it, or None (it may come from
     the student's side of the exchange: anything that is not a time is no time). Both graders read
     it here."""
@@ -42,7 +43,7 @@ def submission_files_by_the_rule() -> None:
         return
     copy_all = BaseConverter.init_assignment
 
-    def get_existing_timestamp(self, dest_path: str):
+    def get_existing_timestamp(self: CourseDirectory, dest_path: str) -> datetime | None:
         try:
             text = submitted.read(Path(dest_path), ("timestamp.txt",), submitted.BOOKKEEPING_BYTES - 1)
         except submitted.Missing:
@@ -56,7 +57,7 @@ def submission_files_by_the_rule() -> None:
                              "penalty", dest_path)
         return when
 
-    def init_assignment(self, assignment_id: str, student_id: str) -> None:
+    def init_assignment(self: BaseConverter, assignment_id: str, student_id: str) -> None:
         if not isinstance(self, Autograde):      # generate_assignment, feedback: the course's own files
             return copy_all(self, assignment_id, student_id)
         source = Path(self._format_source(assignment_id, student_id))

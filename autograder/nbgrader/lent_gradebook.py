@@ -11,24 +11,29 @@ autograde``, the course's ``OverwriteCells`` and ``SaveAutoGrades`` lend one per
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
 from contextlib import contextmanager
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 from nbgrader.api import BaseCell, Comment, Grade, Gradebook, MissingEntry
+from sqlalchemy.orm import Session
+
+# A row the gradebook keeps per cell of a student's notebook: a grade or a comment.
+_Row = TypeVar("_Row", Grade, Comment)
 
 
 class _Waiting:
     """A gradebook session whose ``commit`` does nothing: the changes are committed together by the
     lender (the session flushes them before every query, so each query sees them)."""
 
-    def __init__(self, session):
+    def __init__(self, session: Session) -> None:
         self._session = session
 
     def commit(self) -> None:
         return None
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._session, name)
 
 
@@ -37,8 +42,8 @@ class Source:
     one), each cell's name, type, locked flag, checksum, source, points (``max_score`` of a graded
     cell, ``task_points`` of a task) and whether it is a solution cell, in the notebook's order."""
 
-    def __init__(self, gb: Gradebook, assignment: str, only: str | None = None):
-        self.notebooks = {}
+    def __init__(self, gb: Gradebook, assignment: str, only: str | None = None) -> None:
+        self.notebooks: dict[str, dict[str, SimpleNamespace]] = {}
         for notebook in gb.find_assignment(assignment).notebooks:
             if only and notebook.name != only:
                 continue
@@ -53,13 +58,13 @@ class Source:
                 cells[c.name].task, cells[c.name].task_points = True, c.max_score
             self.notebooks[notebook.name] = cells
 
-    def cells(self, notebook: str) -> dict:
+    def cells(self, notebook: str) -> dict[str, SimpleNamespace]:
         """Every cell of ``notebook`` by name, in the notebook's order."""
         if notebook not in self.notebooks:
             raise MissingEntry(f"no notebook {notebook}")
         return self.notebooks[notebook]
 
-    def cell(self, name: str, notebook: str, points: bool = False):
+    def cell(self, name: str, notebook: str, points: bool = False) -> SimpleNamespace:
         found = self.notebooks.get(notebook, {}).get(name)
         if found is None or (points and not hasattr(found, "max_score")):
             raise MissingEntry(f"no cell {name} in notebook {notebook}")
@@ -72,23 +77,23 @@ class LentGradebook:
     from rows read once (the assignment's cells, the student's grades and comments per notebook);
     the rest is the gradebook's own."""
 
-    def __init__(self, gb: Gradebook, source: Source):
+    def __init__(self, gb: Gradebook, source: Source) -> None:
         self._gb, self.source, self.db = gb, source, _Waiting(gb.db)
-        self._rows: dict[tuple, dict] = {}
+        self._rows: dict[tuple[type, str, str, str], dict[str, Any]] = {}
 
-    def __enter__(self):
+    def __enter__(self) -> LentGradebook:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
     def close(self) -> None:
         return None
 
-    def find_source_cell(self, name: str, notebook: str, assignment: str):
+    def find_source_cell(self, name: str, notebook: str, assignment: str) -> SimpleNamespace:
         return self.source.cell(name, notebook)
 
-    def find_graded_cell(self, name: str, notebook: str, assignment: str):
+    def find_graded_cell(self, name: str, notebook: str, assignment: str) -> SimpleNamespace:
         return self.source.cell(name, notebook, points=True)
 
     def find_grade(self, name: str, notebook: str, assignment: str, student: str) -> Grade:
@@ -101,13 +106,13 @@ class LentGradebook:
         """The student's grades in ``notebook``, by cell name."""
         return self._rows_of(Grade, notebook, assignment, student)
 
-    def _row(self, model, name: str, notebook: str, assignment: str, student: str):
+    def _row(self, model: type[_Row], name: str, notebook: str, assignment: str, student: str) -> _Row:
         rows = self._rows_of(model, notebook, assignment, student)
         if name not in rows:
             raise MissingEntry(f"no {model.__name__.lower()} {name} in {notebook} of {student}")
         return rows[name]
 
-    def _rows_of(self, model, notebook: str, assignment: str, student: str) -> dict:
+    def _rows_of(self, model: type[_Row], notebook: str, assignment: str, student: str) -> dict[str, _Row]:
         key = (model, notebook, assignment, student)
         if key not in self._rows:
             submitted = self._gb.find_submission_notebook(notebook, assignment, student)
@@ -115,7 +120,7 @@ class LentGradebook:
                 BaseCell, BaseCell.id == model.cell_id).filter(model.notebook_id == submitted.id))
         return self._rows[key]
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._gb, name)
 
 
@@ -128,7 +133,7 @@ _lending: list[LentGradebook] = []   # the session lent now, if any (one thread 
 
 
 @contextmanager
-def lent(gb: Gradebook, source: Source):
+def lent(gb: Gradebook, source: Source) -> Iterator[LentGradebook]:
     """Until the end of the ``with``, nbgrader's preprocessors open ``gb``'s session (lent, never
     closed, its commits waiting) instead of their own gradebook, and ``gb``'s own methods
     (``update_or_create_submission``...) wait to commit too. Within a lent session this changes
@@ -153,7 +158,7 @@ def lent(gb: Gradebook, source: Source):
 
 
 @contextmanager
-def one_transaction(resources: dict):
+def one_transaction(resources: dict[str, Any]) -> Iterator[None]:
     """For one of nbgrader's own steps on one notebook (``nbgrader autograde``): the gradebook
     opened once and lent for the step, its changes committed together at the end."""
     if _lending:

@@ -7,6 +7,7 @@ every record of every nbgrader command run in the course folder harmless for the
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from autograder.reports.escape import for_terminal_lines
 
@@ -23,7 +24,7 @@ def clean_log_records() -> None:
     if getattr(make, "cleans_text", False):
         return
 
-    def cleaned(*args, **kwargs) -> logging.LogRecord:
+    def cleaned(*args: Any, **kwargs: Any) -> logging.LogRecord:
         return _cleaned(make(*args, **kwargs))
 
     cleaned.cleans_text = True   # type: ignore[attr-defined]

@@ -3,20 +3,28 @@ as an ``error`` output (nbgrader scores any error output 0), which nbgrader's ``
 reads. ``SandboxExecute`` and ``course autograde``'s recorder both write them here."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
 from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
+
+if TYPE_CHECKING:
+    from autograder.grader_side.assignment import Assignment
+    from autograder.grader_side.pipeline.submission import Outcome
 
 # The ``ename`` of a test cell's error output (nbgrader scores any error output 0).
 FAILED = "CheckFailed"
 
 
-def write_outcomes(nb, outcomes: dict, assignment, notebook: str) -> dict[str, str]:
+def write_outcomes(nb: NotebookNode, outcomes: Mapping[str, Outcome], assignment: Assignment,
+                   notebook: str) -> dict[str, str]:
     """Write each test cell's outcome as its output (in place); return {grade_id: answer a TA must review}.
 
     A grade cell the course does not know (one a submission made up) gets an error, so it can never
     earn a point; test cells get back the source the students were given."""
     released = assignment.tests(notebook)
-    review = {}
+    review: dict[str, str] = {}
     for cell in nb.cells:
         if not (utils.is_grade(cell) and cell.cell_type == "code"):
             continue

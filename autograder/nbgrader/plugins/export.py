@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
+from typing import Any
 
-from nbgrader.api import MissingEntry
+from nbgrader.api import Assignment, Gradebook, MissingEntry, Student
 from nbgrader.plugins import CsvExportPlugin, ExportPlugin
 
 from autograder.reports.escape import for_csv, for_id
@@ -17,7 +18,7 @@ class CanvasExport(ExportPlugin):
     ``--assignment``/``--student`` choose; students without ``lms_user_id`` listed beside it and
     warned about in nbgrader's log."""
 
-    def export(self, gradebook) -> None:
+    def export(self, gradebook: Gradebook) -> None:
         out = Path(self.to or "canvas.csv")
         table = read(gradebook, [str(a) for a in self.assignment], [str(s) for s in self.student])
         written = write(table, "canvas", out)
@@ -34,7 +35,7 @@ class NbgraderCsvExport(CsvExportPlugin):
     COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
                "raw_score", "late_submission_penalty", "score", "max_score")
 
-    def export(self, gradebook) -> None:
+    def export(self, gradebook: Gradebook) -> None:
         path = self.to or "grades.csv"
         self.log.info("Exporting grades to %s", path)
         with open(path, "w", newline="") as f:
@@ -51,7 +52,7 @@ class NbgraderCsvExport(CsvExportPlugin):
                     out.writerow([for_csv("" if row[k] is None else str(row[k])) for k in self.COLUMNS])
 
     @staticmethod
-    def _row(gradebook, assignment, student) -> dict:
+    def _row(gradebook: Gradebook, assignment: Assignment, student: Student) -> dict[str, Any]:
         """As nbgrader's exporter computes it: no submission scores 0; the score is after the late penalty."""
         row = dict(assignment=assignment.name, duedate=assignment.duedate, student_id=student.id,
                    last_name=student.last_name, first_name=student.first_name, email=student.email,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from nbgrader.plugins import LateSubmissionPlugin
 from traitlets import Float, TraitError, Unicode, validate
+from traitlets.utils.bunch import Bunch
 
 from autograder.compat import tomllib
 from autograder.course import CourseError
@@ -92,7 +93,7 @@ def record_due_date(assignment: str, root: Path, schedule_repo: Path | None = No
     return due
 
 
-def _zone(name: str):
+def _zone(name: str) -> dt.tzinfo:
     from dateutil import tz  # nbgrader's own: system time zones, else the copy dateutil ships
 
     zone = tz.gettz(name)
@@ -154,7 +155,7 @@ class CourseLatePenalty(LateSubmissionPlugin):
                                                "else to the folder nbgrader runs in.").tag(config=True)
 
     @validate("percent_per_day", "max_percent", "zero_after_days")
-    def _not_negative(self, proposal):
+    def _not_negative(self, proposal: Bunch) -> float | None:
         if proposal["value"] is not None and not proposal["value"] >= 0:
             raise TraitError(f"{proposal['trait'].name} must be 0 or more, not {proposal['value']!r}")
         return proposal["value"]

@@ -20,8 +20,11 @@ from __future__ import annotations
 
 import atexit
 import threading
+from collections.abc import Collection, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float
 
@@ -29,13 +32,18 @@ from autograder.nbgrader.context import assignment_of, coursedir_of, student_fol
 from autograder.nbgrader.outputs import write_outcomes
 from autograder.reports.escape import for_terminal
 
+if TYPE_CHECKING:
+    from autograder.grader_side.assignment import Assignment
+    from autograder.grader_side.pipeline.submission import Outcome
+    from autograder.grader_side.sandbox.host import Sandbox
+
 
 class SandboxExecute(NbGraderPreprocessor):
     """Grade the submitted notebook in the sandbox; write each test cell's outcome as its output."""
 
     timeout = Float(60.0, help="Wall-clock seconds one notebook may run in its sandbox").tag(config=True)
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
         info = resources["nbgrader"]
         coursedir = coursedir_of(self)
         root = Path(coursedir.root)
@@ -54,14 +62,15 @@ class SandboxExecute(NbGraderPreprocessor):
 # ---- grading one notebook, in one warm sandbox per process -------------------------------------
 
 _lock = threading.Lock()
-_shared: dict = {}
+_shared: dict[str, Sandbox] = {}
 # The one slot of this process's sandbox (the Sandbox holds a machine-wide slot for it, so two nbgrader
 # runs side by side, or beside `course autograde`, never give their sessions one uid).
 SLOT = 0
 
 
 def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, root: Path, timeout: float,
-                   hide=(), nbgrader_only: bool = False) -> tuple[dict, list[str], dict]:
+                   hide: tuple[Path, ...] = (), nbgrader_only: bool = False
+                   ) -> tuple[dict[str, Outcome], list[str], dict[str, str]]:
     """(check id -> Outcome, flags, question id -> why a TA should look) for one notebook of the submission in
     ``folder`` (the student's folder; with ``nbgrader_only``, its notebooks are in nbgrader's ``<assignment>/``): the
     pipeline's steps up to and including the judging of forbidden routes, on an assignment of that one notebook."""
@@ -77,12 +86,12 @@ def grade_notebook(student: str, folder: Path, assignment: str, notebook: str, r
     return sub.outcomes, sub.flags, sub.to_review
 
 
-def _checks_of(assignment, questions, outcomes) -> list[str]:
+def _checks_of(assignment: Assignment, questions: Collection[str], outcomes: Mapping[str, Outcome]) -> list[str]:
     """The checks (among ``outcomes``) of the given questions: their grades are listed for a TA."""
     return [c.id for c in assignment.checks if c.question in questions and c.id in outcomes]
 
 
-def _sandbox(root: Path, timeout: float, hide):
+def _sandbox(root: Path, timeout: float, hide: tuple[Path, ...]) -> Sandbox:
     """This process's sandbox, started on first use and closed when the process exits."""
     from autograder.grader_side.sandbox import grading_sandbox
 

@@ -2,6 +2,9 @@
 course's metadata back."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
@@ -20,7 +23,7 @@ class ForgetUnknownCells(NbGraderPreprocessor):
     cell turned into a graded one worth 1000 points, a schema version edited or deleted, a key
     nbgrader's schema does not know, or a cell's metadata that is not a mapping."""
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
         info = resources["nbgrader"]
         with one_transaction(resources), Gradebook(info["db_url"]) as gb:
             source = gb.source.cells(info["notebook"])
@@ -38,7 +41,7 @@ class ForgetUnknownCells(NbGraderPreprocessor):
         return nb, resources
 
 
-def course_metadata(cell) -> NotebookNode:
+def course_metadata(cell: SimpleNamespace) -> NotebookNode:
     """The nbgrader metadata the release gives the course's cell ``cell`` (a gradebook source cell,
     as ``lent_gradebook.Source`` reads it), in nbgrader's current schema."""
     meta = NotebookNode(grade_id=cell.name, grade=hasattr(cell, "max_score"), solution=bool(cell.solution),

@@ -1,6 +1,9 @@
 """After ``SaveAutoGrades``: the checks a TA must score or look at, marked for formgrader."""
 from __future__ import annotations
 
+from typing import Any
+
+from nbformat.notebooknode import NotebookNode
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 
@@ -9,7 +12,7 @@ class MarkForReview(NbGraderPreprocessor):
     """After ``SaveAutoGrades``: mark each check the grader left to a TA (``review``: its points wait)
     or wants a TA to look at (``look``: its score stands) as ``needs_manual_grade``."""
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
         course = resources.get("course", {})
         marked = [*(course.get("review") or {}), *(course.get("look") or [])]
         if marked:

@@ -4,8 +4,10 @@ from __future__ import annotations
 import re
 from logging import WARNING
 from pathlib import Path
+from typing import Any
 
 import nbformat
+from nbformat.notebooknode import NotebookNode
 from nbgrader import preprocessors as nbgrader_preprocessors
 
 from autograder.nbgrader.context import assignment_of, coursedir_of
@@ -18,12 +20,12 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
     source's checksum counts what the release leaves out: a test cell's hidden tests, C8's rubric):
     the warnings left are about cells a student edited."""
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
         self.as_released = self._as_released(nb, resources["nbgrader"]) if self.log.isEnabledFor(WARNING) else set()
         with one_transaction(resources):
             return super().preprocess(nb, resources)
 
-    def _as_released(self, nb, info) -> set[str]:
+    def _as_released(self, nb: NotebookNode, info: dict[str, Any]) -> set[str]:
         try:
             assignment = assignment_of(info["assignment"], Path(coursedir_of(self).root))
             cells = assignment.cells(info["notebook"], released=True)
@@ -34,11 +36,12 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
         return {gid for gid, cell in zip(ids, nb.cells, strict=True)
                 if gid in released and cell.get("source") == released[gid].source}
 
-    def report_change(self, name, attr, old, new):
+    def report_change(self, name: str, attr: str, old: object, new: object) -> None:
         if not (attr == "checksum" and name in self.as_released):
             super().report_change(name, attr, old, new)
 
-    def add_missing_task_cells(self, nb, resources):
+    def add_missing_task_cells(self, nb: NotebookNode,
+                               resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
         """nbgrader's, reading each cell's ``grade_id`` with ``get``: ``DeduplicateIds`` leaves a
         repeated cell's nbgrader metadata empty, and nbgrader's own version then stopped the whole
         notebook with a KeyError (a check cell pasted twice scored the notebook 0)."""
@@ -49,7 +52,8 @@ class OverwriteCells(nbgrader_preprocessors.OverwriteCells):
                 nb.cells.append(self.missing_cell_transform(task, task.task_points, is_task=True))
         return nb, resources
 
-    def add_missing_grade_cells(self, nb, resources):
+    def add_missing_grade_cells(self, nb: NotebookNode,
+                                resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
         """nbgrader's, putting a deleted graded cell back after the nearest earlier cell of the
         source that the submission still has. (nbgrader's own looks only at graded and solution
         cells, so a deleted answer right after a read-only cell, such as C8's after its TODO box,

@@ -1,9 +1,12 @@
 """The student's HTML escaped in the autograded notebook (formgrader, feedback)."""
 from __future__ import annotations
 
+from typing import Any
+
 import bleach
 from nbconvert.preprocessors import sanitize as nbconvert_sanitize
 from nbconvert.preprocessors.sanitize import SanitizeHTML
+from nbformat.notebooknode import NotebookNode
 from nbgrader import utils
 from traitlets import Bool
 
@@ -19,12 +22,12 @@ class SanitizeStudentHTML(SanitizeHTML):
 
     enabled = Bool(True)
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb: NotebookNode, resources: dict[str, Any]) -> tuple[NotebookNode, dict[str, Any]]:
         self.budget = markup.Budget()    # per notebook: see markup.MAX_WORK
         self.cleaner = None
         return super().preprocess(nb, resources)
 
-    def sanitize_html_tags(self, html_str):
+    def sanitize_html_tags(self, html_str: str) -> str:
         """nbconvert's, through one bleach ``Cleaner`` per notebook: ``bleach.clean``, which nbconvert
         calls, builds a new one (its HTML parser included) for every cell, a tenth of a millisecond
         each, seconds of the gradebook recorder's time for a notebook of thousands of cells."""
@@ -43,7 +46,8 @@ class SanitizeStudentHTML(SanitizeHTML):
             options["styles"] = self.styles
         return options
 
-    def preprocess_cell(self, cell, resources, index):
+    def preprocess_cell(self, cell: NotebookNode, resources: dict[str, Any],
+                        index: int) -> tuple[NotebookNode, dict[str, Any]]:
         if utils.is_locked(cell):
             return cell, resources
         cell, resources = super().preprocess_cell(cell, resources, index)
