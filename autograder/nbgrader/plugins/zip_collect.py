@@ -55,12 +55,22 @@ import re
 import stat
 import tarfile
 import zipfile
+from typing import IO, TYPE_CHECKING, Any
 
 from nbgrader.plugins import ExtractorPlugin, FileNameCollectorPlugin
 from nbgrader.utils import find_all_notebooks, parse_utc
 from traitlets import Bool, Integer, List, Unicode
 
 from autograder.grader_side.submitted import CONTROL, LMS_LATE, MAX_BYTES, shown
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead
+    from nbgrader.apps.zipcollectapp import ZipCollectApp
+
+# What the collector reads of a file's name: named_regexp's groups (student_id, file_id,
+# timestamp...), each a string, or None for a group the name does not fill. Any: nbgrader's own
+# ``collect`` (untyped) makes them too.
+Groups = dict[str, Any]
 
 BLOCK = 4096
 _PATTERN = re.compile(r"[\[\]*?]")
@@ -79,7 +89,7 @@ def member_parts(name: str) -> tuple[list[str], str]:
     return (parts, "") if parts else ([], "it has no name")
 
 
-def student_id_problem(sid) -> str:
+def student_id_problem(sid: object) -> str:
     """Why ``sid`` cannot be a student id (a folder in submitted/), or ""."""
     if not isinstance(sid, str) or not sid.strip():
         return "the student id is empty"
@@ -98,7 +108,7 @@ def student_id_problem(sid) -> str:
     return ""
 
 
-def file_id_problem(fid) -> str:
+def file_id_problem(fid: object) -> str:
     """Why ``fid`` cannot name a submitted file inside the student's assignment folder, or ""."""
     if not isinstance(fid, str) or not fid.strip():
         return "the notebook name is empty"
@@ -112,7 +122,7 @@ def file_id_problem(fid) -> str:
     return ""
 
 
-def _rejected_list(app) -> list:
+def _rejected_list(app: ZipCollectApp | None) -> list[str]:
     """The list of what this run of zip_collect skipped, shared by the two plugins (kept on the app,
     whose ``process_extracted_files`` then ends with the summary)."""
     if app is None or not hasattr(app, "process_extracted_files"):
@@ -121,7 +131,7 @@ def _rejected_list(app) -> list:
         app._course_rejected = []
         start = app.process_extracted_files
 
-        def process_extracted_files():   # nbgrader's, then the summary of everything skipped
+        def process_extracted_files() -> None:   # nbgrader's, then the summary of everything skipped
             start()
             _summary(app)
             collector = getattr(app, "collector_plugin_inst", None)
@@ -131,7 +141,7 @@ def _rejected_list(app) -> list:
     return app._course_rejected
 
 
-def _summary(app) -> None:
+def _summary(app: ZipCollectApp) -> None:
     rejected = app._course_rejected
     if rejected:
         names = ", ".join(rejected[:20]) + (f" and {len(rejected) - 20} more" if len(rejected) > 20 else "")
@@ -147,7 +157,7 @@ class _Full(Exception):
         self.why = why
 
 
-def _uploads(app) -> list:
+def _uploads(app: ZipCollectApp | None) -> list[tuple[str, str | None]]:
     """(label, student id or None) of every student's upload extracted in this run, kept on the app."""
     if app is None:
         return []
@@ -156,7 +166,7 @@ def _uploads(app) -> list:
     return app._course_uploads
 
 
-def _origins(app) -> dict:
+def _origins(app: ZipCollectApp | None) -> dict[str, _Upload]:
     """Extracted file (its normalized path) -> the :class:`_Upload` it came out of, for every file
     extracted from an archive; kept on the app, where the collector reads it."""
     if app is None:
@@ -185,7 +195,7 @@ class CourseExtractor(ExtractorPlugin):
     member_folders = Bool(False, help="Extract archive members inside folders (only for a named_regexp that "
                                       "takes the student id from the folder)").tag(config=True)
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rejected = _rejected_list(self.parent)
         self.origins = _origins(self.parent)
@@ -305,7 +315,7 @@ class CourseExtractor(ExtractorPlugin):
             finally:
                 self.upload = None
 
-    def _zip(self, label: str, f, folder: str) -> None:
+    def _zip(self, label: str, f: IO[bytes], folder: str) -> None:
         try:
             archive = zipfile.ZipFile(f)
             members = archive.infolist()
@@ -417,7 +427,7 @@ class CourseExtractor(ExtractorPlugin):
         return (f"the extraction reached its total cap of {_size(self.max_total_bytes)} "
                 "(CourseExtractor.max_total_bytes)")
 
-    def _store(self, where: str, stream, dest: str, claimed: int) -> bool | None:
+    def _store(self, where: str, stream: SupportsRead[bytes], dest: str, claimed: int) -> bool | None:
         """Write ``stream`` to ``dest``, stopping past the caps: True when it was written, None when it
         was skipped (with its warning); _Full when the total cap or the upload's cap stops it."""
         upload = self.upload if self.upload is not None and self.upload.cap is not None else None
@@ -528,16 +538,17 @@ class CourseCollector(FileNameCollectorPlugin):
     that could land outside the student's folder or that nbgrader's commands cannot handle, and
     giving a file extracted from a student's archive only to the student the archive's name gives."""
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.rejected = _rejected_list(self.parent)
         self.origins = _origins(self.parent)
-        self.seen: dict[tuple, tuple[str, bool, bool]] = {}   # (student, notebook) -> (first file, timed, direct)
-        self.plan: dict[str, dict | None] | None = None
-        self.owners: dict[str, tuple[dict, str]] = {}
+        # (student, notebook) -> (first file, timed, direct)
+        self.seen: dict[tuple[str, str], tuple[str, bool, bool]] = {}
+        self.plan: dict[str, Groups | None] | None = None
+        self.owners: dict[str, tuple[Groups, str]] = {}
         self._notebooks: set[str] | None = None
 
-    def collect(self, submitted_file: str):
+    def collect(self, submitted_file: str) -> Groups | None:
         if self.plan is None:
             self.plan = self._plan()
         key = os.path.normpath(submitted_file)
@@ -546,7 +557,7 @@ class CourseCollector(FileNameCollectorPlugin):
             return dict(info) if info else None
         return self._decide(submitted_file)
 
-    def _plan(self) -> dict:
+    def _plan(self) -> dict[str, Groups | None]:
         """Every extracted file's fate, decided before nbgrader asks for the first one: the files
         uploaded directly first, then those extracted from archives, so that a copy inside an
         archive never displaces the file the student uploaded."""
@@ -556,16 +567,16 @@ class CourseCollector(FileNameCollectorPlugin):
             return {}
         files = sorted(os.path.join(here, name) for here, _, names in os.walk(base) for name in names)
 
-        def from_a_student_archive(path):
+        def from_a_student_archive(path: str) -> bool:
             upload = self.origins.get(os.path.normpath(path))
             return upload is not None and not upload.lms
 
-        plan = {}
+        plan: dict[str, Groups | None] = {}
         for path in sorted(files, key=from_a_student_archive):   # stable: each part stays sorted
             plan[os.path.normpath(path)] = self._decide(path)
         return plan
 
-    def _decide(self, submitted_file: str):
+    def _decide(self, submitted_file: str) -> Groups | None:
         upload = self.origins.get(os.path.normpath(submitted_file))
         if upload is None or upload.lms or os.path.splitext(submitted_file)[1] not in self.valid_ext:
             info = super().collect(submitted_file)
@@ -593,10 +604,11 @@ class CourseCollector(FileNameCollectorPlugin):
                 why = (f"it is a second {shown(key[1])} of student {shown(key[0])!r} (the first: {first}) and not "
                        "both have a time: only the first is collected; check which one is right")
         if why:
-            return self._reject(label, why)
+            self._reject(label, why)
+            return None
         return info
 
-    def _released_name(self, info: dict, label: str) -> dict:
+    def _released_name(self, info: Groups, label: str) -> Groups:
         """``info`` with its notebook named as the release names it, where the name given is that
         name but for its case or a copy's number an LMS or a download added (``Build.ipynb``,
         ``build-1.ipynb``, ``build (1).ipynb``), with a warning naming both."""
@@ -627,7 +639,7 @@ class CourseCollector(FileNameCollectorPlugin):
         """Once nbgrader has copied the files: one warning naming each student whose upload gave
         nothing collected (they have no submission to grade, so no row in the grades)."""
         coursedir = self.parent.coursedir
-        missing = []
+        missing: list[str] = []
         for label, sid in _uploads(self.parent):
             if not sid or student_id_problem(sid):
                 continue
@@ -639,27 +651,29 @@ class CourseCollector(FileNameCollectorPlugin):
                              "notebook of theirs is in submitted/ (each skipped file is named above): %s",
                              len(missing), ", ".join(missing))
 
-    def _member(self, path: str, upload):
+    def _member(self, path: str, upload: _Upload) -> Groups | None:
         """The info of a notebook extracted from a student's ``upload``: it is the student's whom the
         archive's name gives; a member named only ``<notebook>.ipynb`` is that notebook of theirs, and
         one whose own name gives another student is refused."""
         label = self._label(path)
         owner, why = self._owner(upload)
         if why:
-            return self._reject(label, f"it is inside {shown(upload.label)}, {why}")
+            self._reject(label, f"it is inside {shown(upload.label)}, {why}")
+            return None
         own = self.groups(path)
         if own.get("student_id") is None:
             info = {k: v for k, v in owner.items() if k not in ("file_id",)}
             info["file_id"] = os.path.basename(path)
             return info
         if own["student_id"] != owner["student_id"]:
-            return self._reject(label, (
+            self._reject(label, (
                 f"its name gives student {shown(own['student_id'])!r} but it is inside {shown(upload.label)}, "
                 f"the upload of student {shown(owner['student_id'])!r}: a file inside an archive is collected "
                 "only for the student the archive's name gives"))
+            return None
         return own
 
-    def _owner(self, upload) -> tuple[dict, str]:
+    def _owner(self, upload: _Upload) -> tuple[Groups, str]:
         """(the named_regexp's groups for the archive's name; why no student is named, or "")."""
         info, why = self.archive_owner(upload.folder)
         if why:
@@ -668,7 +682,7 @@ class CourseCollector(FileNameCollectorPlugin):
                    "only for the student the archive's name gives") if info.get("student_id") is None else why
         return info, why
 
-    def archive_owner(self, folder: str) -> tuple[dict, str]:
+    def archive_owner(self, folder: str) -> tuple[Groups, str]:
         """(the named_regexp's groups for the archive unpacked into ``folder``, its name read as a
         notebook of that name, e.g. ``alice_upload.zip`` as ``alice_upload.ipynb``; why no student it
         can be collected for is named, or "")."""
@@ -681,12 +695,12 @@ class CourseCollector(FileNameCollectorPlugin):
             self.owners[folder] = (info, why)
         return self.owners[folder]
 
-    def groups(self, path: str) -> dict:
+    def groups(self, path: str) -> Groups:
         """The named_regexp's groups for the file ``path``, or {} when it does not match."""
         match = re.match(self.named_regexp, path) if self.named_regexp else None
         return match.groupdict() if match else {}
 
-    def _match(self, filename: str):
+    def _match(self, filename: str) -> Groups | None:
         info = self.groups(filename)
         if not info:
             self.log.warning("Regular expression '%s' did not match anything in: %s", self.named_regexp,
@@ -729,13 +743,13 @@ class CanvasCollector(CourseCollector):
 
     pattern = Unicode(CANVAS, help="The pattern of Canvas's file names (used instead of named_regexp)").tag(config=True)
 
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.late: set[str] = set()
         self.unmatched: set[str] = set()   # Canvas user ids no student's lms_user_id is
         self._ids: dict[str, str] | None = None
 
-    def groups(self, path: str) -> dict:
+    def groups(self, path: str) -> Groups:
         match = re.match(self.pattern, path)
         if not match:
             return {}
@@ -746,7 +760,7 @@ class CanvasCollector(CourseCollector):
             self.unmatched.add(canvas)
         return info
 
-    def _decide(self, submitted_file: str):
+    def _decide(self, submitted_file: str) -> Groups | None:
         info = super()._decide(submitted_file)
         if info and info.get("late"):
             self.late.add(info["student_id"])
@@ -802,7 +816,7 @@ class CanvasCollector(CourseCollector):
     def flag_late(self) -> None:
         """Write the flag into each collected submission Canvas marked late; one line for the TA."""
         coursedir = self.parent.coursedir
-        flagged = []
+        flagged: list[str] = []
         for sid in sorted(self.late):
             folder = coursedir.format_path(coursedir.submitted_directory, sid, coursedir.assignment_id)
             if os.path.isdir(folder) and not os.path.islink(folder):
