@@ -41,7 +41,9 @@ _START_TIMEOUT = 10.0     # seconds P has to report G's pid
 _MAX_STATUSES = 4096
 # Sessions forked before the zygote moves its heap into huge pages (syscalls.collapse_anonymous_memory):
 # the move costs 0.4 to 1 s of the zygote's time and saves about 13 ms on each later fork and exit, so a
-# class pays it once, at its third notebook, and one submission (two notebooks) never waits for it.
+# class pays it once, from its third notebook on, and one submission (two notebooks) never waits for it.
+# It is made while no session lives: a live session shares the zygote's pages, which the move would
+# then copy instead of replacing (memory a container's limit counts).
 _COLLAPSE_AFTER = 2
 
 
@@ -109,6 +111,7 @@ class Zygote:
         self.statuses: OrderedDict[int, int] = OrderedDict()
         self.uids: set[int] = set()          # without namespaces: every dedicated uid a session has had
         self.opened = 0                      # sessions asked for (the probe is none of them)
+        self.collapsed = False               # the heap is in huge pages (_COLLAPSE_AFTER)
 
     def _uid_sweeps(self) -> bool:
         """Sessions end by their uid (no PID namespace holds them, each has a uid of its own)."""
@@ -385,7 +388,8 @@ class Zygote:
                 _send(self.ctl, {"error": f"slot must be an integer in [0, {lifecycle.SLOTS})"})
                 return
             self.opened += 1
-            if self.opened == _COLLAPSE_AFTER + 1:
+            if self.opened > _COLLAPSE_AFTER and not self.collapsed and not self.live:
+                self.collapsed = True
                 syscalls.collapse_anonymous_memory()
             reply, fds, sock, _ = self.spawn(slot)
             try:
