@@ -294,6 +294,7 @@ def _total(result: StudentResult) -> str:
 def _grade(config) -> Results:
     """The results document of the submissions the options name."""
     from autograder import api
+    from autograder.grader_side.sandbox import starting
 
     root = api.course_root(config.getoption("course"))
     timeout, workers = config.getoption("grading_timeout"), config.getoption("grading_workers")
@@ -311,8 +312,9 @@ def _grade(config) -> Results:
     student = one.parent if named == assignment else one     # <student>/<assignment>/ or <student>/
     if not student.parent.is_dir():
         raise api.CourseError(f"--submission={one}: no such folder; give <student>/<assignment>/ or <student>/")
-    return api.grade_class(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name],
-                           allow_weak_isolation=weak)
+    with starting(timeout, (root, student.parent), allow_weak_isolation=weak):   # beside loading the set
+        return api.grade_class(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name],
+                               allow_weak_isolation=weak)
 
 
 def _named(api, root: Path, folder: Path) -> str:
