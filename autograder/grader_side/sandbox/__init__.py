@@ -190,10 +190,9 @@ def starting(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = F
                     del _early[key]
             early.collect_again()
             if not early.taken:
-                try:
-                    early.result().close()
-                except BaseException:       # a start that failed has nothing to close; nobody asked for it
-                    pass
+                early.started.wait()
+                if early.sandbox is not None:   # a start that failed has nothing to close, and nobody asked
+                    early.sandbox.close()
 
 
 def limits(timeout: float) -> Limits:
