@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.course import Course, CourseError
-from autograder.grader_side import pipeline
+from autograder.grader_side import analysis, pipeline
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.pipeline import grade_safely
 from autograder.grader_side.results import Results, StudentResult, as_results, refresh
@@ -126,6 +126,8 @@ def grade_class(assignment: str, submissions: Path, workers: int = 0, timeout: f
     copy of the course among them, are not hidden from it): with more, this raises CourseError.
     """
     course = Course.of(repo)
+    if not scheduler:
+        analysis.warm()   # the program reader starts beside loading the set and the sandbox
     a = Assignment(assignment, course.root)
     for notebook in a.notebooks:
         a.cells(notebook)   # fail early, with advice, when the source notebooks are not built

@@ -1,7 +1,9 @@
 """A sandbox started early (``sandbox.starting``): one submission's process starts its warm process
-beside its own start-up, and grading gets exactly that sandbox, alive, or one of its own.
+beside its own start-up, and grading gets exactly that sandbox, alive, or one of its own; and the
+program reader, started early too (``analysis.warm``), is the one the first notebook is read by.
 
-The real sandbox throughout (bubblewrap, the zygote, sessions) and a real ``course grade`` process.
+The real sandbox throughout (bubblewrap, the zygote, sessions), the real program reader, and a
+real ``course grade`` process.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder.grader_side import analysis
 from autograder.grader_side.sandbox import grading_sandbox, starting
 from autograder.grader_side.sandbox.marks import ENV as MARKS
 
@@ -106,3 +109,16 @@ def test_course_grade_starts_the_sandbox_before_it_asks_for_it(tmp_path):
     order = [line.split()[0] for line in marks.read_text().splitlines()]
     assert order == ["sandbox-start", "sandbox-wanted", "sandbox-ready", "first-session", "sandbox-closed"] or \
         order == ["sandbox-start", "sandbox-ready", "sandbox-wanted", "first-session", "sandbox-closed"], order
+
+
+def test_the_first_notebook_is_read_by_the_program_reader_started_early():
+    while not analysis._idle.empty():            # readers earlier tests left idle
+        analysis._idle.get_nowait().stop()
+    started = len(analysis._started)
+    analysis.warm()
+    assert len(analysis._started) == started + 1 and analysis._idle.qsize() == 1
+    analysis.warm()                              # one idle reader is enough
+    assert len(analysis._started) == started + 1
+    reading = analysis.read([("x = 1", True, True), ("%time y = x", True, True)], {}, ["cell 1", "cell 2"])
+    assert reading.failure == "" and reading.program[0] == "x = 1" and "%" not in reading.program[1]
+    assert len(analysis._started) == started + 1   # no other reader was started for it
