@@ -39,6 +39,7 @@ test-unit: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check autograder tests
 	$(BIN)/mypy autograder
+	$(BIN)/mypy --disallow-untyped-defs autograder/grader_side autograder/nbgrader
 
 # The quick loop while working: everything but the suites marked slow.
 test-fast: image-deps browser postgresql

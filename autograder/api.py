@@ -32,6 +32,7 @@ from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.pipeline import grade_safely
 from autograder.grader_side.results import Results, StudentResult, as_results, refresh
 from autograder.grader_side.sandbox import PRELOAD, grading_sandbox, starting
+from autograder.grader_side.submitted import students as find_submissions
 from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.reports.exports import gradescope, write_csv, write_json
 
@@ -93,17 +94,6 @@ def record_gradebook(results: Results | dict[str, Any], submissions: Path, cours
 # ---- autograde -------------------------------------------------------------------------------
 
 # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
-
-
-def find_submissions(folder: Path) -> dict[str, Path]:
-    """Student id -> folder, for every sub-folder of ``folder`` (``grader_side.submitted``, the one
-    reader: a student's folder that is a link is listed, to be graded 0 with the reason)."""
-    from autograder.grader_side import submitted
-
-    if not folder.is_dir():
-        raise CourseError(f"no submissions folder {folder}: pass --submissions DIR "
-                          "(holding <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb)")
-    return submitted.students(folder)
 
 
 def grade_class(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,

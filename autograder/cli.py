@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from autograder import api
+from autograder.escape import for_id, for_terminal
 from autograder.grader_side.assignment import REPO
 from autograder.grader_side.results import Results, as_results
-from autograder.reports.escape import for_id, for_terminal
 
 
 def _workers(text: str) -> int:
@@ -309,7 +309,7 @@ def _checks(args) -> int:
 def _demo(args) -> int:
     from tqdm import tqdm
 
-    from autograder.tooling import demo
+    from autograder import demo
 
     bar = None
     where = args.out
@@ -341,7 +341,7 @@ def _demo(args) -> int:
 
 
 def _mutants(args) -> int:
-    from autograder.tooling import mutants
+    from autograder import mutants
 
     graders = mutants.GRADERS if args.grader == "both" else (args.grader,)
     perfect = True

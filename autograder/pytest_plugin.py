@@ -45,8 +45,8 @@ from pathlib import Path
 import pytest
 
 from autograder.compat import chdir
+from autograder.escape import for_id, for_terminal, for_terminal_lines
 from autograder.grader_side.results import CheckResult, QuestionResult, Results, StudentResult
-from autograder.reports.escape import for_id, for_terminal, for_terminal_lines
 
 KIT_INI = Path(__file__).resolve().with_name("pytest_grading.ini")   # the only configuration pytest reads
 REFUSAL = ("pytest was given a submission directly, so it may already have read the student's folder as its "

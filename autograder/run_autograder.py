@@ -31,10 +31,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from autograder.course import CourseError
+from autograder.escape import for_terminal
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.results import StudentResult
 from autograder.grader_side.sandbox import starting
-from autograder.reports.escape import for_terminal
 from autograder.reports.exports import describe_isolation
 
 DEFAULT_ROOT = "/autograder"

@@ -45,9 +45,9 @@ def fingerprint(student: dict) -> dict:
 def write_class(folder: Path, name: str) -> list[str]:
     """The demo's sample class of set ``name``, then a student per catalogue entry (both notebooks
     written, the entry's wrong answer in its cell), in ``folder/submitted``."""
+    from autograder import demo
     from autograder.grader_side import misconceptions
     from autograder.grader_side.assignment import REPO, Assignment
-    from autograder.tooling import demo
     from autograder.tooling.sampleclass import write_submission
 
     a = Assignment(name, REPO)

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from autograder import api
+from autograder.demo import HOSTILE
 from autograder.grader_side import cluster
 from autograder.grader_side.misconceptions import edits
-from autograder.tooling.demo import HOSTILE
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results
 from nbgrader_course import clone_course

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from autograder import api
+from autograder import api, demo
 from autograder.course import Course
 from autograder.grader_side.assignment import REPO, Assignment
-from autograder.tooling import demo, gradescope
+from autograder.tooling import gradescope
 from autograder.tooling.sampleclass import write_submission
 from toyset import toy_course
 

@@ -27,8 +27,8 @@ from packaging.requirements import Requirement
 
 import week4
 from autograder.compat import tomllib
+from autograder.escape import for_terminal
 from autograder.grader_side.assignment import REPO, Assignment
-from autograder.reports.escape import for_terminal
 from autograder.tooling import gradescope
 from autograder.tooling.sampleclass import write_submission
 from docker_seccomp import run_under

@@ -24,9 +24,9 @@ from pathlib import Path
 
 import pytest
 
+from autograder.demo import HOSTILE
 from autograder.grader_side.assignment import REPO, Assignment, solved
 from autograder.grader_side.sandbox import acl
-from autograder.tooling.demo import HOSTILE
 
 pytestmark = pytest.mark.slow
 

@@ -4,9 +4,9 @@ both, every correct variant keeps full marks in both, and every check is failed 
 catalogued wrong answer (so no check is one that cannot fail). For every set of the course."""
 import pytest
 
+from autograder import mutants
 from autograder.course import problem_sets
 from autograder.grader_side.assignment import REPO
-from autograder.tooling import mutants
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from autograder.escape import for_csv, for_id, for_terminal
 from autograder.grader_side.assignment import REPO, Assignment, solved
-from autograder.reports.escape import for_csv, for_id, for_terminal
 from autograder.reports.exports import write_csv
 from autograder.tooling.sampleclass import write_submission
 from conftest import validate_results

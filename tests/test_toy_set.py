@@ -9,10 +9,9 @@ import subprocess
 import pytest
 from nbgrader.api import Gradebook
 
-from autograder import api
+from autograder import api, mutants
 from autograder.grader_side.assignment import REPO
 from autograder.reports import feedback, report
-from autograder.tooling import mutants
 from autograder.tooling.sampleclass import write_submission
 from toyset import TOY, toy_course
 

@@ -46,8 +46,8 @@ NOT_RESULTS = {
 }
 # Lines of other files that read such a dict which is not results: (file, text in the line) -> what it is.
 NOT_RESULTS_LINES = {
-    ("tooling/demo.py", 'metadata["nbgrader"]'): "a cell's nbgrader metadata",
-    ("tooling/demo.py", 'written["'): "the demo's own table of the paths it wrote",
+    ("demo.py", 'metadata["nbgrader"]'): "a cell's nbgrader metadata",
+    ("demo.py", 'written["'): "the demo's own table of the paths it wrote",
     ("run_autograder.py", "doc['score']"): "Gradescope's results.json, as written to its file, for the log line",
 }
 

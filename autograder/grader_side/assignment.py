@@ -21,6 +21,8 @@ from autograder.grader_side import problem_set
 if TYPE_CHECKING:
     import nbformat
 
+    from autograder.student_side.checks import Check
+
 # The kit's checkout (autograder/grader_side/assignment.py): where the kit's own files are read from
 # (the runtime shipped into releases and Gradescope's package). Never a course folder by default:
 # every course folder is named where it is used (``Assignment.root``, ``course.Course``).
@@ -79,7 +81,7 @@ class Assignment:
     def checks(self) -> list:
         return self.set.checks
 
-    def check(self, check_id: str):
+    def check(self, check_id: str) -> Check:
         try:
             return self.set.by_id[check_id]
         except KeyError:

@@ -27,6 +27,8 @@ import re
 import stat
 from pathlib import Path
 
+from autograder.course import CourseError
+
 MAX_BYTES = 20 * 1024 * 1024       # a notebook
 BOOKKEEPING_BYTES = 1000           # timestamp.txt, submission_secret.txt, lms_late.txt
 # What a notebook under MAX_BYTES may hold, so that no notebook costs the graders or the gradebook's
@@ -76,6 +78,9 @@ class FolderRefused(Refused):
 def students(folder: Path) -> dict[str, Path]:
     """Student id -> folder, for every sub-folder of ``folder`` (hidden ones left out). An entry that
     is a link to a folder is listed too, so that student is graded 0 with the reason, not left out."""
+    if not folder.is_dir():
+        raise CourseError(f"no submissions folder {folder}: pass --submissions DIR "
+                          "(holding <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb)")
     found = {}
     for entry in sorted(os.scandir(folder), key=lambda e: e.name):
         if entry.name.startswith("."):

@@ -12,10 +12,10 @@ from nbconvert.exporters import NotebookExporter
 from nbformat.notebooknode import NotebookNode
 from nbgrader.coursedir import CourseDirectory
 
+from autograder.escape import for_terminal
 from autograder.grader_side import submitted
 from autograder.nbgrader.context import assignment_of, student_folder
 from autograder.nbgrader.files import keep_own_files
-from autograder.reports.escape import for_terminal
 
 if TYPE_CHECKING:
     from autograder.grader_side.assignment import Assignment

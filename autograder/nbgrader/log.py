@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from autograder.reports.escape import for_terminal_lines
+from autograder.escape import for_terminal_lines
 
 
 def clean_log_records() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from autograder.compat import moved
+from autograder.escape import for_csv, for_id, for_terminal, for_terminal_lines
 from autograder.grader_side.results import (
     CheckResult,
     QuestionResult,
@@ -17,7 +18,6 @@ from autograder.grader_side.results import (
     as_student,
 )
 from autograder.reports import pages
-from autograder.reports.escape import for_csv, for_id, for_terminal, for_terminal_lines
 
 
 def write_csv(results: Results | Mapping[str, Any], path: Path) -> None:
@@ -80,7 +80,7 @@ def gradescope(result: StudentResult | Mapping[str, Any], execution_time: float 
     misconception is a tag of its question's failed hidden tests (shown with them). The isolation
     the code ran under, when given, is for staff: ``extra_data``, which Gradescope stores and does
     not show. Every string leaves through the one sanitizer, one record a line
-    (``reports/escape.py``): a submission's error texts, answers and file names reach them.
+    (``autograder/escape.py``): a submission's error texts, answers and file names reach them.
     The grader's own stdout is for the instructor only (``stdout_visibility: hidden``): the whole
     isolation record, the machine's folders (``HOST_PATHS``) included, goes there. ``result``: a
     ``StudentResult``, or a student of the results document ``autograde`` returns."""

@@ -34,7 +34,7 @@ from nbgrader.api import Gradebook, MissingEntry
 
 from autograder.compat import moved
 from autograder.course import CourseError
-from autograder.reports.escape import for_csv, for_id
+from autograder.escape import for_csv, for_id
 
 LMS = ("canvas", "moodle", "csv")
 CANVAS_IDENTITY = ("Student", "ID", "SIS User ID", "SIS Login ID", "Section")

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
-from autograder.reports.escape import for_csv, for_id, for_terminal, for_terminal_lines
+from autograder.escape import for_csv, for_id, for_terminal, for_terminal_lines
 
 CODE_K = 12           # tokens per fingerprinted run: a line or two of code, names all alike
 CODE_WINDOW = 6       # winnowing window: a copied run of CODE_K + CODE_WINDOW - 1 tokens is always seen
@@ -353,12 +353,13 @@ def given_cells(a) -> list[Cell]:
 
 def run(assignment: str, root: Path, threshold: float = THRESHOLD) -> Comparison:
     """Compare every submission of ``assignment`` in the course at ``root`` (its submitted/ folder)."""
-    from autograder import api
+    from autograder.course import Course
+    from autograder.grader_side import submitted
+    from autograder.grader_side.assignment import Assignment
 
-    a = api.Assignment(assignment, root)
+    a = Assignment(assignment, root)
     given = given_cells(a)
-    folder = api.submitted_folder(root)
-    students = api.find_submissions(folder)
+    students = submitted.students(Course.of(root).folder("submitted"))
     subs = [read_submission(sid, path, a.name, a.notebooks) for sid, path in students.items()]
     return compare(a.name, subs, given, threshold)
 

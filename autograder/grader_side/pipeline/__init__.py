@@ -11,6 +11,7 @@ import logging
 import traceback
 from pathlib import Path
 
+from autograder.escape import for_terminal, for_terminal_lines
 from autograder.grader_side.pipeline import (
     diagnose,
     execute,
@@ -23,7 +24,6 @@ from autograder.grader_side.pipeline import (
 )
 from autograder.grader_side.pipeline.submission import Cell, Env, Outcome, Submission
 from autograder.grader_side.results import StudentResult
-from autograder.reports.escape import for_terminal, for_terminal_lines
 
 __all__ = ["Cell", "Env", "Outcome", "STEPS", "Submission", "grade", "grade_safely"]
 

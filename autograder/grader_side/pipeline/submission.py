@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.results import StudentResult
@@ -14,7 +14,6 @@ from autograder.grader_side.results import StudentResult
 if TYPE_CHECKING:   # (these import this module: types only)
     from autograder.grader_side.analysis import Reading
     from autograder.grader_side.misconceptions import Entry
-    from autograder.grader_side.pipeline.diagnose import Matcher
     from autograder.grader_side.sandbox import Sandbox
 
 
@@ -62,6 +61,13 @@ class Submission:
     result: StudentResult | None = None             # what step 8 (score) made of it
 
 
+class Catalogue(Protocol):
+    """The catalogue as a batch consults it (``diagnose.Matcher``, built by step 7 on first use)."""
+
+    def diagnose(self, question: str, outcomes: dict[str, Outcome]) -> Entry | None:
+        """The entry whose wrong answer gives the same replies on every check of ``question``."""
+
+
 @dataclass
 class Env:
     """What every task of a batch shares: the trusted assignment, the sandbox, and one slot per
@@ -69,7 +75,7 @@ class Env:
     assignment: Assignment
     sandbox: Sandbox
     workers: int = 1
-    catalogue: Matcher | None = None        # the catalogue's replays, built on first use (pipeline.diagnose)
+    catalogue: Catalogue | None = None      # the catalogue's replays, built on first use (pipeline.diagnose)
     slots: queue.Queue[int] = field(default_factory=queue.Queue)
 
     def __post_init__(self) -> None:

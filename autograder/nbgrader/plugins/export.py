@@ -8,7 +8,7 @@ from typing import Any
 from nbgrader.api import Assignment, Gradebook, MissingEntry, Student
 from nbgrader.plugins import CsvExportPlugin, ExportPlugin
 
-from autograder.reports.escape import for_csv, for_id
+from autograder.escape import for_csv, for_id
 from autograder.reports.lms import read, summary, write
 
 

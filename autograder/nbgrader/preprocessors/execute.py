@@ -28,9 +28,9 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Float
 
+from autograder.escape import for_terminal
 from autograder.nbgrader.context import assignment_of, coursedir_of, student_folder
 from autograder.nbgrader.outputs import write_outcomes
-from autograder.reports.escape import for_terminal
 
 if TYPE_CHECKING:
     from autograder.grader_side.assignment import Assignment
