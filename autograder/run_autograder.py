@@ -14,7 +14,7 @@ checks' tests and the top-level output, where nothing a hidden check decided app
 check's verdict and review note are in its own ``after_published`` test, and Gradescope hides the
 total while such a test exists. The runner's stdout, which Gradescope shows to instructors only
 (``stdout_visibility: hidden``), also lists every check awaiting a TA's review, hidden ones
-included. Every line it prints goes through ``reports.escape.for_terminal``.
+included. Every line it prints goes through ``escape.for_terminal``.
 """
 from __future__ import annotations
 
