@@ -4,8 +4,6 @@ Jupytext writes (nbgrader's metadata in its cell markers) builds into the same n
 the kit does not read is an error naming its line; the check cells are written from the set's checks."""
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import jupytext
@@ -45,21 +43,6 @@ def test_jupytext_reads_the_cells_the_kit_builds_and_writes_the_file_back(source
     assert [(c.cell_type, c.source) for c in theirs.cells] == [(c.cell_type, c.source) for c in ours.cells]
     assert len({c.cell_type for c in ours.cells}) == 2   # markdown and code both, in the counts the kit builds
     assert jupytext.writes(theirs, fmt="py:percent") == text
-
-
-def test_jupytext_on_the_command_line_gives_the_cells_course_release_builds(tmp_path):
-    """`jupytext --to ipynb` of a set's source, against the source notebook `course release` built."""
-    jupytext_cli = Path(sys.executable).with_name("jupytext")
-    for source in SOURCES:
-        if source.parent == TOY:
-            continue
-        out = tmp_path / f"{source.parent.name}-{source.name}.ipynb"
-        subprocess.run([str(jupytext_cli), "--to", "ipynb", "-o", str(out), str(source)], check=True,
-                       capture_output=True)
-        theirs = json.loads(out.read_text())["cells"]
-        built = json.loads(source.with_name(source.name.replace(".pct.py", ".ipynb")).read_text())["cells"]
-        assert [(c["cell_type"], "".join(c["source"])) for c in theirs] == \
-            [(c["cell_type"], "".join(c["source"])) for c in built], source
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: f"{p.parent.name}/{p.name}")
