@@ -1,13 +1,24 @@
 """A student recorded for the first time gets exactly the gradebook rows nbgrader's own
 ``add_submission`` makes (the recorder writes them as multi-row inserts): the same tables, rows,
 order and defaults, in two private copies of the course's gradebook."""
+import copy
+import shutil
 import sqlite3
+from collections.abc import Callable
 
 import pytest
 from nbgrader.api import Gradebook
 from nbgrader.utils import parse_utc
 
-from autograder.nbgrader.recorder import _NewSubmission
+from autograder import api
+from autograder.course import Course
+from autograder.grader_side import submitted
+from autograder.grader_side.assignment import Assignment
+from autograder.grader_side.pipeline import Outcome
+from autograder.grader_side.results import StudentResult
+from autograder.nbgrader.outputs import write_outcomes
+from autograder.nbgrader.recorder import RECORD, SANITIZE, Recorder, _NewSubmission, _read, _timestamp
+from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import ASSIGNMENT, clone_course
 
 TABLES = ("submitted_assignment", "submitted_notebook", "grade", "comment")
@@ -47,3 +58,120 @@ def test_a_new_submission_gets_the_rows_nbgraders_add_submission_makes(course, t
         submission = gb.find_submission(ASSIGNMENT, "s1")
         assert submission.timestamp == when and submission.score == 0
         assert submission.max_score == gb.find_assignment(ASSIGNMENT).max_score
+
+
+# ---- a re-grade: the rows nbgrader's own preprocessors leave ------------------------------------
+
+DUE = parse_utc("2027-02-10 12:00:00")
+# student -> what changes on the second grading
+REGRADE = {"up": "a check failed the first time passes", "down": "a check passed the first time fails",
+           "ta": "a TA scored C8 by hand in between", "late": "timestamp.txt now after the due date",
+           "review": "a check now awaits a TA's review", "same": "nothing"}
+
+
+def every_row(root) -> dict[str, list[tuple]]:
+    """Every table of the course's gradebook, each row whole (ids included), in the order written."""
+    with sqlite3.connect(root / "gradebook.db") as db:
+        tables = [name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {table: db.execute(f'SELECT * FROM "{table}" ORDER BY rowid').fetchall()   # noqa: S608
+                for table in tables if table != "alembic_version"}
+
+
+def results_of(doc: dict, changed: dict[str, Callable]) -> dict[str, StudentResult]:
+    """Each student's results, typed, with ``changed``'s edits made to theirs."""
+    students = {sid: StudentResult.from_dict(copy.deepcopy(r)) for sid, r in doc["students"].items()}
+    for sid, edit in changed.items():
+        edit(students[sid])
+    return students
+
+
+def fail(check: int, review: bool = False) -> Callable:
+    """An edit of a student's results: their ``check``-th check failed (awaiting review: ``review``)."""
+    def edit(result: StudentResult) -> None:
+        _, row = result.checks()[check]
+        row.passed, row.score, row.message = False, 0.0, "wrong"
+        row.review = "'an answer a TA must judge'" if review else None
+    return edit
+
+
+def nbgraders_own(root, student: str, result: StudentResult, folder) -> None:
+    """What ``nbgrader autograde`` does with a student it finds in the gradebook, with the course's
+    preprocessors as its config lists them, each opening the gradebook itself (nothing lent):
+    ``update_or_create_submission`` with the timestamp, then, per notebook, sanitizing and
+    SaveAutoGrades, MarkForReview, AssignLatePenalties on the notebook the recorder makes."""
+    course, a = Course.of(root), Assignment(ASSIGNMENT, root)
+    db_url = f"sqlite:///{root / 'gradebook.db'}"
+    when, _ = _timestamp(*submitted.bookkeeping(folder, ASSIGNMENT))
+    with Gradebook(db_url) as gb:
+        gb.update_or_create_student(student)
+        if when:
+            gb.update_or_create_submission(ASSIGNMENT, student, timestamp=when)
+        else:
+            gb.update_or_create_submission(ASSIGNMENT, student)
+    outcomes = {row.id: Outcome(row.passed, row.message, review=row.review) for _, row in result.checks()}
+    look = [row.id for qid in result.needs_manual_grade if qid in result.questions
+            for row in result.questions[qid].checks]
+    for notebook in a.notebooks:
+        nb = _read(folder, a, notebook)
+        resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": ASSIGNMENT,
+                                                          "notebook": notebook, "db_url": db_url}}
+        for pp in SANITIZE:
+            nb, resources = pp(config=course.config)(nb, resources)
+        resources["course"] = {"review": write_outcomes(nb, outcomes, a, notebook),
+                               "look": [cid for cid in look if cid in a.tests(notebook)]}
+        for pp in RECORD:
+            nb, resources = pp(config=course.config)(nb, resources)
+
+
+@pytest.fixture(scope="module")
+def graded_once(course, tmp_path_factory):
+    """A class graded and recorded once (on time, one check of "up" failed), then a TA's hand
+    score for "ta"'s C8, as the formgrader saves it; with the class's results document."""
+    root = clone_course(course, tmp_path_factory.mktemp("regrade") / "course")
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    a = Assignment(ASSIGNMENT, root)
+    for sid in REGRADE:
+        folder = write_submission(root / "submitted" / sid, a, signed=True)
+        (folder / "timestamp.txt").write_text("2027-02-09 12:00:00.000000 UTC")
+    doc = api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root)
+    first = results_of(doc, {"up": fail(2)})
+    with Recorder(Course.of(root), ASSIGNMENT) as recorder:
+        for sid, result in first.items():
+            recorder.record(sid, result, root / "submitted" / sid / ASSIGNMENT)
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:   # the formgrader's GradeHandler.put
+        grade = gb.find_grade("C8_answer", "concepts", ASSIGNMENT, "ta")
+        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        gb.db.commit()
+    return root, doc
+
+
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+def test_a_regrade_leaves_the_rows_nbgraders_own_preprocessors_leave(graded_once, tmp_path):
+    """The class graded again, changed (a score up, one down, a TA's hand score kept, a submission
+    now late, a check now awaiting review): the recorder leaves every row of every table of the
+    gradebook, ids included (the rows of the first grading are the same in both copies), as
+    nbgrader's own preprocessors do, in the same order."""
+    root, doc = graded_once
+    (root / "submitted" / "late" / ASSIGNMENT / "timestamp.txt").write_text("2027-02-12 08:30:00.000000 UTC")
+    changed = {"down": fail(1), "review": fail(3, review=True)}
+    ours, theirs = (shutil.copytree(root, tmp_path / name, symlinks=True) for name in ("ours", "theirs"))
+    with Recorder(Course.of(ours), ASSIGNMENT) as recorder:
+        for sid, result in results_of(doc, changed).items():
+            recorder.record(sid, result, ours / "submitted" / sid / ASSIGNMENT)
+    for sid, result in results_of(doc, changed).items():
+        nbgraders_own(theirs, sid, result, theirs / "submitted" / sid / ASSIGNMENT)
+    mine, nbgraders = every_row(ours), every_row(theirs)
+    assert mine.keys() == nbgraders.keys()
+    for table in nbgraders:
+        assert mine[table] == nbgraders[table], table
+    before, after = every_row(root), mine
+    assert before != after
+    with Gradebook(f"sqlite:///{ours / 'gradebook.db'}") as gb:   # each change is there
+        late = gb.find_submission(ASSIGNMENT, "late")
+        assert late.total_seconds_late > 0 and late.late_submission_penalty > 0
+        c8 = gb.find_grade("C8_answer", "concepts", ASSIGNMENT, "ta")
+        assert c8.manual_score == 1.0 and c8.needs_manual_grade
+        scores = {sid: gb.find_submission(ASSIGNMENT, sid).score for sid in REGRADE}
+        assert scores["up"] == scores["same"] > scores["down"]
+        assert gb.find_submission(ASSIGNMENT, "review").needs_manual_grade
