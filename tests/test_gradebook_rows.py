@@ -65,7 +65,7 @@ def test_a_new_submission_gets_the_rows_nbgraders_add_submission_makes(course, t
 DUE = parse_utc("2027-02-10 12:00:00")
 # student -> what changes on the second grading
 REGRADE = {"up": "a check failed the first time passes", "down": "a check passed the first time fails",
-           "ta": "a TA scored C8 by hand in between", "late": "timestamp.txt now after the due date",
+           "ta": "a TA scored C8 and one autograded check by hand in between", "late": "timestamp.txt now after the due date, a check fails",
            "review": "a check now awaits a TA's review", "same": "nothing"}
 
 
@@ -126,7 +126,8 @@ def nbgraders_own(root, student: str, result: StudentResult, folder) -> None:
 @pytest.fixture(scope="module")
 def graded_once(course, tmp_path_factory):
     """A class graded and recorded once (on time, one check of "up" failed), then a TA's hand
-    score for "ta"'s C8, as the formgrader saves it; with the class's results document."""
+    scores for "ta"'s C8 and first check, as the formgrader saves them; with the class's results
+    document."""
     root = clone_course(course, tmp_path_factory.mktemp("regrade") / "course")
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
@@ -139,9 +140,12 @@ def graded_once(course, tmp_path_factory):
     with Recorder(Course.of(root), ASSIGNMENT) as recorder:
         for sid, result in first.items():
             recorder.record(sid, result, root / "submitted" / sid / ASSIGNMENT)
+    check = first["ta"].checks()[0][1].id   # an autograded check the TA scores over
+    (notebook,) = [name for name in a.notebooks if check in a.tests(name)]
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:   # the formgrader's GradeHandler.put
-        grade = gb.find_grade("C8_answer", "concepts", ASSIGNMENT, "ta")
-        grade.manual_score, grade.needs_manual_grade = 1.0, False
+        for name, where in (("C8_answer", "concepts"), (check, notebook)):
+            grade = gb.find_grade(name, where, ASSIGNMENT, "ta")
+            grade.manual_score, grade.needs_manual_grade = 1.0, False
         gb.db.commit()
     return root, doc
 
@@ -154,7 +158,7 @@ def test_a_regrade_leaves_the_rows_nbgraders_own_preprocessors_leave(graded_once
     nbgrader's own preprocessors do, in the same order."""
     root, doc = graded_once
     (root / "submitted" / "late" / ASSIGNMENT / "timestamp.txt").write_text("2027-02-12 08:30:00.000000 UTC")
-    changed = {"down": fail(1), "review": fail(3, review=True)}
+    changed = {"down": fail(1), "review": fail(3, review=True), "late": fail(4)}   # late: on the new score
     ours, theirs = (shutil.copytree(root, tmp_path / name, symlinks=True) for name in ("ours", "theirs"))
     with Recorder(Course.of(ours), ASSIGNMENT) as recorder:
         for sid, result in results_of(doc, changed).items():
@@ -173,5 +177,5 @@ def test_a_regrade_leaves_the_rows_nbgraders_own_preprocessors_leave(graded_once
         c8 = gb.find_grade("C8_answer", "concepts", ASSIGNMENT, "ta")
         assert c8.manual_score == 1.0 and c8.needs_manual_grade
         scores = {sid: gb.find_submission(ASSIGNMENT, sid).score for sid in REGRADE}
-        assert scores["up"] == scores["same"] > scores["down"]
+        assert scores["up"] == scores["same"] > max(scores["down"], scores["late"])
         assert gb.find_submission(ASSIGNMENT, "review").needs_manual_grade
