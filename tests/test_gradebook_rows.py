@@ -64,9 +64,12 @@ def test_a_new_submission_gets_the_rows_nbgraders_add_submission_makes(course, t
 
 DUE = parse_utc("2027-02-10 12:00:00")
 # student -> what changes on the second grading
-REGRADE = {"up": "a check failed the first time passes", "down": "a check passed the first time fails",
-           "ta": "a TA scored C8 and one autograded check by hand in between", "late": "timestamp.txt now after the due date, a check fails",
-           "review": "a check now awaits a TA's review", "same": "nothing"}
+REGRADE = {"up": "a check failed the first time passes",
+           "down": "a check passed the first time fails",
+           "ta": "a TA scored C8 and one autograded check by hand in between",
+           "late": "timestamp.txt now after the due date, a check fails",
+           "review": "a check now awaits a TA's review",
+           "same": "nothing"}
 
 
 def every_row(root) -> dict[str, list[tuple]]:
