@@ -10,7 +10,11 @@ kept, and, as nbgrader does, its grade is listed for the TA to look at again.
 
 A :class:`Recorder` holds one gradebook session for a whole batch and writes each student as one
 transaction, their student and submission rows included: nbgrader's preprocessors are lent that
-session (``lent_gradebook``), so recording a student costs milliseconds, not a second.
+session (``lent_gradebook``), so recording a student costs milliseconds, not a second. A new
+submission's rows are written as nbgrader's ``add_submission`` makes them (:class:`_NewSubmission`);
+on a re-grade, the rows ``SaveAutoGrades``, ``MarkForReview`` and ``AssignLatePenalties`` would
+leave are written as updates (:class:`_Rows`), nbgrader's sanitizing preprocessors still making the
+autograded notebook. ``tests/test_gradebook_rows.py`` holds both equal, row by row, to nbgrader's own.
 ``course autograde`` runs its Recorder in a process of its own (``recorder_process``), locally and
 for a Dask cluster.
 
@@ -25,23 +29,27 @@ import logging
 import re
 import shutil
 import warnings
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import nbformat
+from nbgrader import utils
 from nbgrader.api import (
+    BaseCell,
     Comment,
     Grade,
     Gradebook,
     InvalidEntry,
     MissingEntry,
+    Notebook,
     SubmittedAssignment,
     SubmittedNotebook,
     new_uuid,
 )
 from nbgrader.preprocessors import AssignLatePenalties, IgnorePattern, LimitOutput
-from sqlalchemy import insert
+from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError, SAWarning
 
 from autograder.course import Course, CourseError, alembic_on_path
@@ -51,7 +59,7 @@ from autograder.grader_side.pipeline import Outcome
 from autograder.grader_side.results import NOT_WRITTEN, StudentResult
 from autograder.nbgrader.exporter import placeholder, read_submitted
 from autograder.nbgrader.files import submission_time
-from autograder.nbgrader.lent_gradebook import Source, lent
+from autograder.nbgrader.lent_gradebook import LentGradebook, Source, lent
 from autograder.nbgrader.outputs import write_outcomes
 from autograder.nbgrader.preprocessors import SANITIZE as AUTOGRADE_SANITIZE
 from autograder.nbgrader.preprocessors import MarkForReview, SaveAutoGrades
@@ -61,6 +69,7 @@ from autograder.student_side.checks import quoted
 # (its closing CheckCellMetadata left out: nothing after sanitizing changes cell metadata).
 SANITIZE = tuple(AUTOGRADE_SANITIZE)
 RECORD = (IgnorePattern, LimitOutput, SaveAutoGrades, MarkForReview, AssignLatePenalties)
+NOTEBOOK_ONLY = (IgnorePattern, LimitOutput)   # of RECORD, those that change the notebook, not the gradebook
 RETRIES = 5
 
 
@@ -78,6 +87,9 @@ class Recorder:
         quiet.setLevel(logging.ERROR)
         for pp in self.preprocessors.values():
             pp.log = quiet
+        late = self.preprocessors[AssignLatePenalties]
+        late.init_plugin()
+        self.plugin = late.plugin_inst   # the course's late penalty, for re-grades (_Rows)
 
     def __enter__(self) -> Recorder:
         course, name = self.course, self.name
@@ -158,7 +170,7 @@ class Recorder:
         flag for each notebook nbgrader's preprocessors could not process, the hand-graded
         questions whose grade the gradebook now lists for a TA, and the late penalty it recorded
         (the points ``nbgrader export`` takes off: the sum over the notebooks)."""
-        gb, db_url = self._session(), self.course.db_url
+        gb = self._session()
         outcomes = {row.id: Outcome(row.passed, row.message, review=row.review) for _, row in result.checks()}
         look = [row.id for qid in result.needs_manual_grade if qid in result.questions
                 for row in result.questions[qid].checks]
@@ -167,48 +179,202 @@ class Recorder:
         waiting: set[str] = set()
         with lent(gb, self.source) as loan:
             gb.update_or_create_student(student)
+            existing: SubmittedAssignment | None = None
             try:
-                submission = gb.find_submission(self.name, student)
+                existing = gb.find_submission(self.name, student)
             except MissingEntry:
                 self.new_rows.add(gb, student, when)
             else:
                 if when:   # what nbgrader's update_or_create_submission changes on one it finds
-                    submission.timestamp = when
-            for notebook in self.source.notebooks:
-                nb = _read(folder, self.assignment, notebook)
-                resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
-                                                                  "notebook": notebook, "db_url": db_url}}
-                try:
-                    if nb is None:
-                        raise ValueError("missing or unreadable")
-                    for pp in SANITIZE:
-                        nb, resources = self.preprocessors[pp](nb, resources)
-                    resources["course"] = {"review": write_outcomes(nb, outcomes, self.assignment, notebook),
-                                           "look": [cid for cid in look if cid in self.assignment.tests(notebook)]}
-                    for pp in RECORD:
-                        nb, resources = self.preprocessors[pp](nb, resources)
-                except (InvalidEntry, IntegrityError):
-                    raise
-                except Exception as exc:   # nbgrader's rule for a notebook it cannot grade: zero everywhere
-                    unprocessed.append(
-                        f"{notebook}.ipynb is recorded in nbgrader's gradebook as 0 points: nbgrader could not "
-                        f"process it ({type(exc).__name__}: {exc})"[:300])
-                    for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
-                        grade.auto_score, grade.needs_manual_grade = 0, False
-                    # no late penalty on a 0 (one left from an earlier grading would come off the other notebook)
-                    gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty = None
-                    continue
-                graded[notebook] = nb
-            questions = self.assignment.questions
-            for notebook in self.source.notebooks:
-                for name, grade in loan.grades(notebook, self.name, student).items():
-                    qid = name.partition("_")[0]
-                    if grade.needs_manual_grade and qid in questions and questions[qid].manual:
-                        waiting.add(qid)
-            penalty = sum(gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty or 0.0
-                          for notebook in self.source.notebooks)
+                    existing.timestamp = when
+            if existing is not None:
+                penalty = self._regrade(student, folder, outcomes, look, existing, graded, unprocessed, waiting)
+            else:
+                penalty = self._through_preprocessors(student, folder, outcomes, look, loan, graded, unprocessed,
+                                                      waiting)
         gb.db.commit()
         return graded, unprocessed, waiting, float(penalty)
+
+    def _through_preprocessors(self, student: str, folder: Path, outcomes: dict[str, Outcome], look: list[str],
+                               loan: LentGradebook, graded: dict[str, Any], unprocessed: list[str],
+                               waiting: set[str]) -> float:
+        """A new submission: each notebook through nbgrader's preprocessors on the lent session;
+        return the late penalty recorded (``graded``, ``unprocessed``, ``waiting`` filled in)."""
+        gb, db_url = self._session(), self.course.db_url
+        for notebook in self.source.notebooks:
+            nb = _read(folder, self.assignment, notebook)
+            resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
+                                                              "notebook": notebook, "db_url": db_url}}
+            try:
+                if nb is None:
+                    raise ValueError("missing or unreadable")
+                for pp in SANITIZE:
+                    nb, resources = self.preprocessors[pp](nb, resources)
+                resources["course"] = {"review": write_outcomes(nb, outcomes, self.assignment, notebook),
+                                       "look": [cid for cid in look if cid in self.assignment.tests(notebook)]}
+                for pp in RECORD:
+                    nb, resources = self.preprocessors[pp](nb, resources)
+            except (InvalidEntry, IntegrityError):
+                raise
+            except Exception as exc:   # nbgrader's rule for a notebook it cannot grade: zero everywhere
+                unprocessed.append(
+                    f"{notebook}.ipynb is recorded in nbgrader's gradebook as 0 points: nbgrader could not "
+                    f"process it ({type(exc).__name__}: {exc})"[:300])
+                for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
+                    grade.auto_score, grade.needs_manual_grade = 0, False
+                # no late penalty on a 0 (one left from an earlier grading would come off the other notebook)
+                gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty = None
+                continue
+            graded[notebook] = nb
+        questions = self.assignment.questions
+        for notebook in self.source.notebooks:
+            for name, grade in loan.grades(notebook, self.name, student).items():
+                qid = name.partition("_")[0]
+                if grade.needs_manual_grade and qid in questions and questions[qid].manual:
+                    waiting.add(qid)
+        return float(sum(gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty or 0.0
+                         for notebook in self.source.notebooks))
+
+    def _regrade(self, student: str, folder: Path, outcomes: dict[str, Outcome], look: list[str],
+                 submission: SubmittedAssignment, graded: dict[str, Any], unprocessed: list[str],
+                 waiting: set[str]) -> float:
+        """A submission the gradebook holds: each notebook sanitized and its outputs written by
+        nbgrader's preprocessors, its grades, comments and late penalty by :class:`_Rows` (what
+        SaveAutoGrades, MarkForReview and AssignLatePenalties would write); return the late penalty
+        recorded (``graded``, ``unprocessed``, ``waiting`` filled in)."""
+        gb, db_url = self._session(), self.course.db_url
+        rows = _Rows(gb, submission.id, self.plugin, self.preprocessors[AssignLatePenalties].log)
+        late = submission.total_seconds_late
+        penalty = 0.0
+        for notebook in self.source.notebooks:
+            nb = _read(folder, self.assignment, notebook)
+            resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
+                                                              "notebook": notebook, "db_url": db_url}}
+            try:
+                if nb is None:
+                    raise ValueError("missing or unreadable")
+                for pp in SANITIZE:
+                    nb, resources = self.preprocessors[pp](nb, resources)
+                review = write_outcomes(nb, outcomes, self.assignment, notebook)
+                for pp in NOTEBOOK_ONLY:
+                    nb, resources = self.preprocessors[pp](nb, resources)
+                marked = [*review, *(cid for cid in look if cid in self.assignment.tests(notebook))]
+                changes = rows.scored(notebook, nb, marked)
+            except (InvalidEntry, IntegrityError):
+                raise
+            except Exception as exc:   # nbgrader's rule for a notebook it cannot grade: zero everywhere
+                unprocessed.append(
+                    f"{notebook}.ipynb is recorded in nbgrader's gradebook as 0 points: nbgrader could not "
+                    f"process it ({type(exc).__name__}: {exc})"[:300])
+                rows.zeroed(notebook)   # and no late penalty on a 0
+                continue
+            penalty += rows.write(notebook, changes, student, late)
+            graded[notebook] = nb
+        questions = self.assignment.questions
+        for name, needs_manual_grade in rows.flags():
+            qid = name.partition("_")[0]
+            if needs_manual_grade and qid in questions and questions[qid].manual:
+                waiting.add(qid)
+        return penalty
+
+
+class _Rows:
+    """One submission's grades and comments as nbgrader's ``SaveAutoGrades``, ``MarkForReview``
+    and ``AssignLatePenalties`` leave them on a re-grade, read in two queries and written as updates
+    by primary key (nbgrader: one lookup and one commit per cell). For each graded cell of the
+    notebook its auto score, ``needs_manual_grade`` when a manual score was given (kept) or there is
+    no auto score, then set for each check marked for a TA; each solution cell's and task's comment
+    "No response." when left as released; the notebook's late penalty from the course's plugin on
+    its new score (none when on time)."""
+
+    def __init__(self, gb: Gradebook, submission_id: str, plugin: Any, log: logging.Logger) -> None:
+        self.gb, self.plugin, self.log = gb, plugin, log
+        self.notebooks: dict[str, str] = {}
+        self.grades: dict[str, dict[str, list[Any]]] = {}
+        self.comments: dict[str, dict[str, str]] = {}
+        for sid, name in gb.db.execute(select(SubmittedNotebook.id, Notebook.name).join(
+                Notebook, Notebook.id == SubmittedNotebook.notebook_id).where(
+                SubmittedNotebook.assignment_id == submission_id)):
+            self.notebooks[name], self.grades[name], self.comments[name] = sid, {}, {}
+        names = {sid: name for name, sid in self.notebooks.items()}
+        for gid, cell, sid, manual, needs in gb.db.execute(
+                select(Grade.id, BaseCell.name, Grade.notebook_id, Grade.manual_score, Grade.needs_manual_grade)
+                .join(BaseCell, BaseCell.id == Grade.cell_id).where(Grade.notebook_id.in_(names))):
+            self.grades[names[sid]][cell] = [gid, manual, needs]
+        for cid, cell, sid in gb.db.execute(select(Comment.id, BaseCell.name, Comment.notebook_id).join(
+                BaseCell, BaseCell.id == Comment.cell_id).where(Comment.notebook_id.in_(names))):
+            self.comments[names[sid]][cell] = cid
+
+    def scored(self, notebook: str, nb: Any, marked: list[str]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+        """The grade and comment updates for ``nb`` (by row id); a cell the gradebook has no row for
+        is nbgrader's MissingEntry, as in its preprocessors."""
+        grades: dict[str, dict[str, Any]] = {}
+        comments: dict[str, Any] = {}
+        for cell in nb.cells:
+            if utils.is_grade(cell):
+                gid, manual, _ = self._grade(notebook, cell.metadata["nbgrader"]["grade_id"])
+                auto, _ = utils.determine_grade(cell, self.log)
+                grades[gid] = {"id": gid, "auto_score": auto,
+                               "needs_manual_grade": manual is not None or auto is None}
+            if utils.is_solution(cell) or utils.is_task(cell):
+                name = cell.metadata["nbgrader"]["grade_id"]
+                if name not in self.comments[notebook]:
+                    raise MissingEntry(f"no comment {name} in {notebook}")
+                blank = cell.metadata.nbgrader.get("checksum", None) == utils.compute_checksum(cell)
+                comments[self.comments[notebook][name]] = "No response." if blank and not utils.is_task(cell) else None
+        for name in marked:
+            gid = self._grade(notebook, name)[0]
+            grades.setdefault(gid, {"id": gid})["needs_manual_grade"] = True   # auto score as it was
+        return grades, comments
+
+    def _grade(self, notebook: str, name: str) -> list[Any]:
+        found = self.grades.get(notebook, {}).get(name)
+        if found is None:
+            raise MissingEntry(f"no grade {name} in {notebook}")
+        return found
+
+    def write(self, notebook: str, changes: tuple[dict[str, dict[str, Any]], dict[str, Any]], student: str,
+              seconds_late: float) -> float:
+        """Write ``changes`` and the notebook's late penalty; return that penalty (0 when none)."""
+        grades, comments = changes
+        self._update(grades.values(), comments)
+        for row in self.grades[notebook].values():
+            if row[0] in grades:
+                row[2] = grades[row[0]]["needs_manual_grade"]
+        penalty = None
+        if seconds_late > 0:
+            score = self.gb.db.execute(select(SubmittedNotebook.score).where(
+                SubmittedNotebook.id == self.notebooks[notebook])).scalar_one()
+            penalty = self.plugin.late_submission_penalty(student, score, seconds_late)
+            if penalty is not None:
+                penalty = 0 if penalty < 0 else score if penalty > score else penalty
+        self.gb.db.execute(update(SubmittedNotebook), [{"id": self.notebooks[notebook],
+                                                        "late_submission_penalty": penalty}])
+        return float(penalty or 0.0)
+
+    def zeroed(self, notebook: str) -> None:
+        """Every grade of ``notebook`` 0 and not waiting for a TA, no late penalty."""
+        rows = self.grades[notebook].values()
+        self._update([{"id": row[0], "auto_score": 0, "needs_manual_grade": False} for row in rows], {})
+        for row in rows:
+            row[2] = False
+        self.gb.db.execute(update(SubmittedNotebook), [{"id": self.notebooks[notebook],
+                                                        "late_submission_penalty": None}])
+
+    def _update(self, grades: Iterable[dict[str, Any]], comments: dict[str, Any]) -> None:
+        grade_rows = list(grades)
+        for keys in ({"id", "auto_score", "needs_manual_grade"}, {"id", "needs_manual_grade"}):
+            same = [row for row in grade_rows if row.keys() == keys]
+            if same:
+                self.gb.db.execute(update(Grade), same)
+        if comments:
+            self.gb.db.execute(update(Comment), [{"id": cid, "auto_comment": text} for cid, text in comments.items()])
+
+    def flags(self) -> Iterator[tuple[str, bool]]:
+        """(cell name, needs_manual_grade) of every grade, as now written."""
+        for grades in self.grades.values():
+            for name, row in grades.items():
+                yield name, bool(row[2])
 
 
 class _NewSubmission:
