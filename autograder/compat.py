@@ -48,14 +48,19 @@ def python_command(*, module: str | None = None, code: str | None = None, flags:
 
 
 # What an nbgrader_config.py written for an earlier kit imports, and where each name lives now:
-# {old module: {name: its module now}}. nbgrader only logs a config file that fails to load and
-# goes on with its own in-kernel Execute, so an old import path must keep working.
+# {old module: {name: its module now, or "module:name" where it was renamed}}. nbgrader only logs a
+# config file that fails to load and goes on with its own in-kernel Execute, so an old import path
+# must keep working.
 _PREPROCESSORS = "autograder.nbgrader.preprocessors"
 _COLLECT = "autograder.nbgrader.plugins.zip_collect"
 _EXPORT = "autograder.nbgrader.plugins.export"
 MOVED = {
     "autograder.grader_side.nbgrader_execute": {
         "clean_log_records": "autograder.nbgrader.log", "submission_files_by_the_rule": "autograder.nbgrader.files",
+        # an earlier kit's timestamp reader, which the one rule for a submission's files took over
+        "tolerate_unreadable_timestamps": "autograder.nbgrader.files:submission_files_by_the_rule",
+        "SandboxExecute": "autograder.nbgrader.preprocessors.execute", "use_stock_nbgrader": "autograder.tooling.stock",
+        "SanitizeStudentHTML": "autograder.nbgrader.preprocessors.sanitize_html",
         "AUTOGRADE": _PREPROCESSORS, "SANITIZE": _PREPROCESSORS,
         "SubmittedNotebookExporter": "autograder.nbgrader.exporter",
         "STOCK": "autograder.tooling.stock", "STOCK_SANITIZE": "autograder.tooling.stock"},
@@ -73,10 +78,11 @@ def moved(module: str, name: str):
     new = MOVED.get(module, {}).get(name)
     if new is None:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    where, _, now = new.partition(":")
     logging.getLogger("autograder").warning(
         "nbgrader_config.py imports %s from %s, which moved: write `from %s import %s` instead (as the kit's "
-        "nbgrader_config.py does)", name, module, new, name)
-    return getattr(importlib.import_module(new), name)
+        "nbgrader_config.py does)", name, module, where, now or name)
+    return getattr(importlib.import_module(where), now or name)
 
 
 class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):

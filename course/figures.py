@@ -31,10 +31,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import torch  # noqa: E402
 
-from autograder.grader_side.assignment import Assignment  # noqa: E402
+from autograder.grader_side.assignment import REPO, Assignment  # noqa: E402
 from autograder.tooling.figures import FigureError, outside_canvas, save  # noqa: E402,F401
 
-depth, norms, params = (Assignment("transformer-block").set.reference(c) for c in ("depth", "norms", "params"))
+depth, norms, params = (Assignment("transformer-block", REPO).set.reference(c) for c in ("depth", "norms", "params"))
 
 DEFAULT_OUTDIR = Path(__file__).resolve().parent / "figures"
 WIDTH_IN, DPI = 9.0, 150
