@@ -200,38 +200,26 @@ class Recorder:
                                waiting: set[str]) -> float:
         """A new submission: each notebook through nbgrader's preprocessors on the lent session;
         return the late penalty recorded (``graded``, ``unprocessed``, ``waiting`` filled in)."""
-        gb, db_url = self._session(), self.course.db_url
+        gb = self._session()
         for notebook in self.source.notebooks:
-            nb = _read(folder, self.assignment, notebook)
-            resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
-                                                              "notebook": notebook, "db_url": db_url}}
             try:
-                if nb is None:
-                    raise ValueError("missing or unreadable")
-                for pp in SANITIZE:
-                    nb, resources = self.preprocessors[pp](nb, resources)
+                nb, resources = self._sanitized(student, folder, notebook)
                 resources["course"] = {"review": write_outcomes(nb, outcomes, self.assignment, notebook),
-                                       "look": [cid for cid in look if cid in self.assignment.tests(notebook)]}
+                                       "look": self._looked_at(look, notebook)}
                 for pp in RECORD:
                     nb, resources = self.preprocessors[pp](nb, resources)
             except (InvalidEntry, IntegrityError):
                 raise
             except Exception as exc:   # nbgrader's rule for a notebook it cannot grade: zero everywhere
-                unprocessed.append(
-                    f"{notebook}.ipynb is recorded in nbgrader's gradebook as 0 points: nbgrader could not "
-                    f"process it ({type(exc).__name__}: {exc})"[:300])
+                unprocessed.append(_unprocessed(notebook, exc))
                 for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
                     grade.auto_score, grade.needs_manual_grade = 0, False
                 # no late penalty on a 0 (one left from an earlier grading would come off the other notebook)
                 gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty = None
                 continue
             graded[notebook] = nb
-        questions = self.assignment.questions
-        for notebook in self.source.notebooks:
-            for name, grade in loan.grades(notebook, self.name, student).items():
-                qid = name.partition("_")[0]
-                if grade.needs_manual_grade and qid in questions and questions[qid].manual:
-                    waiting.add(qid)
+        self._waiting(((name, grade.needs_manual_grade) for notebook in self.source.notebooks
+                       for name, grade in loan.grades(notebook, self.name, student).items()), waiting)
         return float(sum(gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty or 0.0
                          for notebook in self.source.notebooks))
 
@@ -242,40 +230,56 @@ class Recorder:
         nbgrader's preprocessors, its grades, comments and late penalty by :class:`_Rows` (what
         SaveAutoGrades, MarkForReview and AssignLatePenalties would write); return the late penalty
         recorded (``graded``, ``unprocessed``, ``waiting`` filled in)."""
-        gb, db_url = self._session(), self.course.db_url
-        rows = _Rows(gb, submission.id, self.plugin, self.preprocessors[AssignLatePenalties].log)
+        rows = _Rows(self._session(), submission.id, self.plugin, self.preprocessors[AssignLatePenalties].log)
         late = submission.total_seconds_late
         penalty = 0.0
         for notebook in self.source.notebooks:
-            nb = _read(folder, self.assignment, notebook)
-            resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": self.name,
-                                                              "notebook": notebook, "db_url": db_url}}
             try:
-                if nb is None:
-                    raise ValueError("missing or unreadable")
-                for pp in SANITIZE:
-                    nb, resources = self.preprocessors[pp](nb, resources)
+                nb, resources = self._sanitized(student, folder, notebook)
                 review = write_outcomes(nb, outcomes, self.assignment, notebook)
                 for pp in NOTEBOOK_ONLY:
                     nb, resources = self.preprocessors[pp](nb, resources)
-                marked = [*review, *(cid for cid in look if cid in self.assignment.tests(notebook))]
-                changes = rows.scored(notebook, nb, marked)
+                changes = rows.scored(notebook, nb, [*review, *self._looked_at(look, notebook)])
             except (InvalidEntry, IntegrityError):
                 raise
             except Exception as exc:   # nbgrader's rule for a notebook it cannot grade: zero everywhere
-                unprocessed.append(
-                    f"{notebook}.ipynb is recorded in nbgrader's gradebook as 0 points: nbgrader could not "
-                    f"process it ({type(exc).__name__}: {exc})"[:300])
+                unprocessed.append(_unprocessed(notebook, exc))
                 rows.zeroed(notebook)   # and no late penalty on a 0
                 continue
             penalty += rows.write(notebook, changes, student, late)
             graded[notebook] = nb
+        self._waiting(rows.flags(), waiting)
+        return penalty
+
+    def _sanitized(self, student: str, folder: Path, notebook: str) -> tuple[Any, dict[str, Any]]:
+        """The student's notebook read and through nbgrader's sanitizing steps, with its resources;
+        raises for one that is missing or that nbgrader cannot process."""
+        nb = _read(folder, self.assignment, notebook)
+        resources: dict[str, Any] = {"unique_key": notebook, "nbgrader": {
+            "student": student, "assignment": self.name, "notebook": notebook, "db_url": self.course.db_url}}
+        if nb is None:
+            raise ValueError("missing or unreadable")
+        for pp in SANITIZE:
+            nb, resources = self.preprocessors[pp](nb, resources)
+        return nb, resources
+
+    def _looked_at(self, look: list[str], notebook: str) -> list[str]:
+        """The checks of ``notebook`` among those the grader wants a TA to look at."""
+        return [cid for cid in look if cid in self.assignment.tests(notebook)]
+
+    def _waiting(self, flags: Iterable[tuple[str, bool]], waiting: set[str]) -> None:
+        """Add to ``waiting`` each hand-graded question with a grade (name, needs_manual_grade) flagged."""
         questions = self.assignment.questions
-        for name, needs_manual_grade in rows.flags():
+        for name, needs_manual_grade in flags:
             qid = name.partition("_")[0]
             if needs_manual_grade and qid in questions and questions[qid].manual:
                 waiting.add(qid)
-        return penalty
+
+
+def _unprocessed(notebook: str, exc: Exception) -> str:
+    """The flag for a notebook recorded as 0 because nbgrader could not process it."""
+    return (f"{notebook}.ipynb is recorded in nbgrader's gradebook as 0 points: nbgrader could not "
+            f"process it ({type(exc).__name__}: {exc})"[:300])
 
 
 class _Rows:
