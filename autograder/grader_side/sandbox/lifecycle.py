@@ -233,6 +233,10 @@ def isolate(ctx: Context, plan: dict, slot: int, probe: bool, workdir: str | Non
             raise Refused(f"switching to uid {uid}, which runs student code, failed ({e}): give the grader's "
                           f"container uids {BASE_UID}-{BASE_UID + SLOTS - 1} (its user namespace's uid map), or grade "
                           "where namespaces are allowed; the grader never runs student code as root") from None
+        # The kernel forgets the parent-death signal when the uid changes: set it again, so G (and,
+        # as PID 1, its whole namespace) still dies with P. (P itself outlives the zygote on purpose:
+        # a session in flight survives a zygote restart.)
+        syscalls.prctl(syscalls.PR_SET_PDEATHSIG, signal.SIGKILL)
     try:
         syscalls.drop_capabilities()
     except OSError as e:

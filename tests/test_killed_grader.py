@@ -1,0 +1,88 @@
+"""A grader killed mid-notebook (a CI job cancelled, `timeout`, the out-of-memory killer) should take
+its sessions with it: no process of a notebook should outlive the command that started it.
+
+KNOWN LEAK, held here as a strict expected failure until it is fixed: a session's waiting process
+(P, root) outlives the zygote on purpose (a session in flight survives a zygote restart,
+``test_sandbox.py::test_zygote_restart_keeps_sessions_running``), so when the grader and its zygote
+are killed, P and the session's PID 1 (G, its dedicated uid) live on under pid 1 until the
+notebook's CPU limit. The fix wanted: P ends G when the grader's end of the session's socket
+closes, not when the zygote dies."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.grader_side.assignment import REPO, Assignment
+from autograder.tooling.sampleclass import write_submission
+
+pytestmark = pytest.mark.slow
+
+
+def _descendants(pid: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rindex(")") + 2:].split()[1]), []).append(int(entry))
+    found, todo = set(), [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rindex(")") + 2] != "Z"
+
+
+def _uid(pid: int) -> int:
+    try:
+        return os.stat(f"/proc/{pid}").st_uid
+    except OSError:
+        return -1
+
+
+@pytest.mark.xfail(strict=True, reason="known leak: a session's processes outlive a killed grader (see the module)")
+def test_no_notebook_process_outlives_a_killed_grader(tmp_path):
+    a = Assignment("transformer-block", REPO)
+    loop = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass"
+    folder = write_submission(tmp_path / "looping", a, extra_cells=[loop])
+    grader = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", "--assignment", a.name,
+                               *(str(folder / f"{n}.ipynb") for n in a.notebooks)],
+                              cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    tree: set[int] = set()
+    try:
+        deadline, students = time.monotonic() + 120, set()
+        while time.monotonic() < deadline and not students:
+            students = {p for p in _descendants(grader.pid) if _uid(p) >= 61000}   # a session's dedicated uid
+            time.sleep(0.2)
+        assert students, "no session started"
+        time.sleep(1)
+        tree = _descendants(grader.pid)
+        grader.send_signal(signal.SIGKILL)
+        grader.wait(timeout=30)
+        time.sleep(3)
+        left = [p for p in tree if _alive(p)]
+        assert not left, [(p, _uid(p), Path(f"/proc/{p}/cmdline").read_bytes()[:80]) for p in left if _alive(p)]
+    finally:
+        if grader.poll() is None:
+            grader.kill()
+        for p in tree | _descendants(grader.pid):   # what leaked too: it would spin until its CPU limit
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass
