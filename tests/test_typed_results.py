@@ -49,6 +49,7 @@ NOT_RESULTS_LINES = {
     ("demo.py", 'metadata["nbgrader"]'): "a cell's nbgrader metadata",
     ("demo.py", 'written["'): "the demo's own table of the paths it wrote",
     ("run_autograder.py", "doc['score']"): "Gradescope's results.json, as written to its file, for the log line",
+    ("nbgrader/recorder.py", '["needs_manual_grade"]'): "a gradebook grade row as a re-grade writes it (_Rows)",
 }
 
 
