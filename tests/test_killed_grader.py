@@ -1,12 +1,12 @@
 """A grader killed mid-notebook (a CI job cancelled, `timeout`, the out-of-memory killer) should take
 its sessions with it: no process of a notebook should outlive the command that started it.
 
-KNOWN LEAK, held here as a strict expected failure until it is fixed: a session's waiting process
-(P, root) outlives the zygote on purpose (a session in flight survives a zygote restart,
-``test_sandbox.py::test_zygote_restart_keeps_sessions_running``), so when the grader and its zygote
-are killed, P and the session's PID 1 (G, its dedicated uid) live on under pid 1 until the
-notebook's CPU limit. The fix wanted: P ends G when the grader's end of the session's socket
-closes, not when the zygote dies."""
+A session's waiting process (P, root) outlives the zygote on purpose (a session in flight survives
+a zygote restart, ``test_sandbox.py::test_zygote_restart_keeps_sessions_running``), so the
+zygote's death cannot end it. P watches the grader's end of the session's socket instead, which
+the kernel closes however the grader dies, and then kills the session's PID 1 (G). Before that,
+P and G lived on under pid 1 until the notebook's CPU limit. The same attack under weak isolation
+is in test_weak_isolation.py."""
 from __future__ import annotations
 
 import os
@@ -56,7 +56,6 @@ def _uid(pid: int) -> int:
         return -1
 
 
-@pytest.mark.xfail(strict=True, reason="known leak: a session's processes outlive a killed grader (see the module)")
 def test_no_notebook_process_outlives_a_killed_grader(tmp_path):
     a = Assignment("transformer-block", REPO)
     loop = "import signal\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True:\n    pass"

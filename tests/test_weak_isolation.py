@@ -17,7 +17,8 @@ in which the Python installation is searchable by other users (on this machine i
   only search it, and is denied every entry, also those the grader creates during the run
   (``acl.Denial``, checked as that uid), all of it taken back at the end;
 - a grader that is not root (no uid to give a session): what a session leaves behind still ends
-  with it, and ``isolation`` says what holds.
+  with it, and ``isolation`` says what holds;
+- a grader killed mid-notebook: nothing of the session's uid outlives it.
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.sandbox import acl
 from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import clone_course
+from test_killed_grader import _descendants
 from test_isolation_modes import DENY_NAMESPACES, _python_view
 
 pytestmark = pytest.mark.slow
@@ -437,3 +439,40 @@ def test_without_root_what_a_session_leaves_behind_is_ended_with_it(tmp_path):
     isolation = json.loads(done.stdout.strip().splitlines()[-1])
     assert isolation["weak"] and isolation["uid"].startswith("the grader's own uid 65534")
     assert isolation["processes"].startswith("the session's process group killed when it ends, then every process")
+
+
+def test_a_grader_killed_mid_notebook_takes_the_sessions_uid_with_it(ta_course):
+    """SIGKILL the grader while a notebook runs a daemon that left its process group: with no PID
+    namespace to hold the session, every process of the session's uid is ended (by the zygote,
+    which sees its control socket close, and by the session's waiting process, which sees the
+    session's socket close). test_killed_grader.py is the same attack with namespaces."""
+    course, drop = ta_course
+    a = Assignment("transformer-block", course)
+    beat = drop / "heartbeat"
+    loop = "while True:\n    pass"
+    write_submission(course / "submitted" / "daemon", a,
+                     extra_cells=[DAEMON.format(beat=str(beat), secrets=[], drop=str(drop)), loop])
+    _readable_by_others(course)
+    command = ["bwrap", *_python_view(), "--", sys.executable, "-c", DENY_NAMESPACES, "autograde",
+               "transformer-block", "--allow-weak-isolation", "--workers", "1", "--timeout", "120",
+               "--out", str(course.parent / "results.json")]
+    wrapper = subprocess.Popen(command, cwd=course, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "HOME": str(course.parent), "PYTHONDONTWRITEBYTECODE": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not beat.exists():
+            time.sleep(0.2)
+        assert beat.exists(), "the daemon never ran: the test proves nothing"
+        grader = min(p for p in _descendants(wrapper.pid)
+                     if Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[1:2] == [b"-c"])
+        os.kill(grader, signal.SIGKILL)
+        wrapper.wait(timeout=30)
+        time.sleep(3)
+        daemons = {int(line.split()[0]) for line in beat.read_text().splitlines()}
+        assert daemons and not [p for p in _uid_processes() if p[0] in daemons]
+        size = beat.stat().st_size
+        time.sleep(1.0)
+        assert beat.stat().st_size == size
+    finally:
+        if wrapper.poll() is None:
+            wrapper.kill()

@@ -2,7 +2,8 @@
 
     zygote
       └─ P   setsid(), enters new mount, network, PID, IPC and UTS namespaces, forks G,
-             then only waits for G and exits the same way G did.
+             then waits for G and exits the same way G did; if the grader's end of the
+             session's socket closes first (the grader was killed), it ends the session.
            └─ G  PID 1 of the new PID namespace: takes its private view (view.enter), small
                  SysV IPC limits, rlimits, a dedicated uid, no capabilities, no_new_privs and
                  the seccomp filter; then runs the notebook (cells.serve).
@@ -24,6 +25,7 @@ import errno
 import json
 import os
 import resource
+import select
 import shutil
 import signal
 import socket
@@ -118,15 +120,66 @@ def intermediate(ctx: Context, slot: int, sock: socket.socket, report_fd: int, p
         if pid1 == 0:
             os.close(report_fd)
             _session_leader(ctx, slot, sock, probe_fd, workdir, me)
-        sock.close()
         if probe_fd >= 0:
             os.close(probe_fd)
         report(report_fd, {"pid1": pid1})
         os.close(report_fd)
+        _end_with_the_grader(sock, pid1, ctx, slot)
         code = _wait_and_mirror(pid1)
     except BaseException:
         pass
     _exit(code)
+
+
+def _end_with_the_grader(sock: socket.socket, pid1: int, ctx: Context, slot: int) -> None:
+    """Wait until G ends or the grader's end of the session's socket closes; in the second case
+    end the session.
+
+    P outlives the zygote on purpose (a session in flight survives a zygote restart), so the
+    zygote's death cannot end a session: the grader's can. Only the grader holds the other end of
+    the socket, and the kernel closes it however the grader dies (SIGKILL, the out-of-memory
+    killer), so P sees a hang-up there. P keeps its copy of G's end open only while it waits: it
+    polls it for nothing but the hang-up, never reads it, and closes it before reaping G."""
+    try:
+        pidfd = os.pidfd_open(pid1)
+    except OSError:
+        sock.close()
+        return
+    watch = select.poll()
+    watch.register(sock, 0)                 # POLLHUP and POLLERR are always reported
+    watch.register(pidfd, select.POLLIN)    # G has ended
+    try:
+        while True:
+            try:
+                ready = dict(watch.poll())
+            except InterruptedError:
+                continue
+            if pidfd in ready:
+                return
+            if sock.fileno() in ready:
+                _end_session(pidfd, ctx, slot)
+                return
+    finally:
+        sock.close()
+        os.close(pidfd)
+
+
+def _end_session(pidfd: int, ctx: Context, slot: int) -> None:
+    """Kill G: in a PID namespace that ends every process of the session. Without one, end
+    what G started too: every process of the session's uid when it has one, else P's group."""
+    with contextlib.suppress(OSError):
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    if ctx.namespaces:
+        return
+    if ctx.plan and ctx.plan.get("dedicated"):
+        pid = os.fork()
+        if pid == 0:
+            sweep(slot_uid(slot), session_gid(slot_uid(slot), ctx))
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    else:
+        with contextlib.suppress(OSError):
+            os.killpg(os.getpgrp(), signal.SIGKILL)   # P too: nobody is left to read its status
 
 
 def _wait_and_mirror(pid: int) -> int:
