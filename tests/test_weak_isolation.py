@@ -37,8 +37,8 @@ from autograder.grader_side.assignment import REPO, Assignment
 from autograder.grader_side.sandbox import acl
 from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import clone_course
-from test_killed_grader import _descendants
 from test_isolation_modes import DENY_NAMESPACES, _python_view
+from test_killed_grader import _descendants
 
 pytestmark = pytest.mark.slow
 
