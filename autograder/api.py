@@ -18,20 +18,17 @@
 """
 from __future__ import annotations
 
-import os
 import shutil
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.course import Course, CourseError
-from autograder.grader_side import analysis, pipeline
+from autograder.grader_side import analysis, local
 from autograder.grader_side.assignment import Assignment
-from autograder.grader_side.pipeline import grade_safely
-from autograder.grader_side.results import Results, StudentResult, as_results, refresh
-from autograder.grader_side.sandbox import PRELOAD, grading_sandbox, starting
+from autograder.grader_side.results import Results, as_results, refresh
+from autograder.grader_side.sandbox import PRELOAD, starting
 from autograder.grader_side.submitted import students as find_submissions
 from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.reports.exports import gradescope, write_csv, write_json
@@ -96,16 +93,19 @@ def record_gradebook(results: Results | dict[str, Any], submissions: Path, cours
 # Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
 
 
-def grade_class(assignment: str, submissions: Path, workers: int = 0, timeout: float = 60.0,
-              progress=None, repo: Course | Path | None = None, gradebook: bool = False,
-              allow_weak_isolation: bool = False, scheduler: str | None = None, insecure_cluster: bool = False,
-              only: list[str] | None = None) -> Results:
+def grade_class(assignment: str | None, submissions: Path, workers: int = 0, timeout: float = 60.0,
+                progress=None, repo: Course | Path | None = None, gradebook: bool = False,
+                allow_weak_isolation: bool = False, scheduler: str | None = None, insecure_cluster: bool = False,
+                only: list[str] | None = None, student: bool = False) -> Results:
     """Grade every submission in ``submissions`` (or the students ``only`` names); returns the
     results (``autograde``: as the results document, JSON).
 
     The set is read from the course folder ``repo`` (a ``Course`` or its folder; default the folder
-    this runs in). With ``gradebook``, each student is also written into that course's gradebook and
-    autograded/ folder as soon as they are graded (while the others are being graded).
+    this runs in); ``assignment`` None: the set the folders are named after, or the course's only
+    one (``Course.set_of``). With ``student``, ``submissions`` is one student's folder
+    (``<student>/<set>/`` or ``<student>/``, ``Course.student_folder``), whose sandbox starts beside
+    loading the set. With ``gradebook``, each student is also written into that course's gradebook
+    and autograded/ folder as soon as they are graded (while the others are being graded).
     With ``scheduler`` (``tls://HOST:PORT``, reached with the certificate files the course's
     ``nbgrader_config.py`` names; ``tcp://`` only with ``insecure_cluster``) each submission is a
     task on that dask.distributed cluster (``grader_side.cluster``); ``workers`` is then the
@@ -116,36 +116,45 @@ def grade_class(assignment: str, submissions: Path, workers: int = 0, timeout: f
     copy of the course among them, are not hidden from it): with more, this raises CourseError.
     """
     course = Course.of(repo)
-    if not scheduler:
-        analysis.warm()   # the program reader starts beside loading the set and the sandbox
-    a = Assignment(assignment, course.root)
-    for notebook in a.notebooks:
-        a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
-    students = find_submissions(submissions)
-    if only is not None:
-        missing = sorted(set(only) - set(students))
-        if missing:
-            raise CourseError(f"no submission of {missing[0]} in {submissions}")
-        students = {sid: students[sid] for sid in only}
-    if allow_weak_isolation and len(students) > 1:
-        raise CourseError(weak_isolation_refused(len(students)))
-    if scheduler:
-        from autograder.grader_side import cluster
-
-        security = cluster.security(scheduler, course.root, insecure_cluster)
-    started = time.monotonic()
-    # The recorder is a process of its own: it writes each student while the others are graded.
-    with RecorderProcess(course.root, assignment) if gradebook else nullcontext() as recorder:
+    if student:
+        assignment, submissions, name = course.student_folder(submissions, assignment)
+        only, workers = [name], workers or 1
+    assignment = assignment or course.set_of(submissions)
+    early = starting(timeout, (course.root, submissions), allow_weak_isolation=allow_weak_isolation) \
+        if student and not scheduler else nullcontext()
+    with early:   # one student: the sandbox starts beside loading the set
+        if not scheduler:
+            analysis.warm()   # the program reader starts beside loading the set and the sandbox
+        a = Assignment(assignment, course.root)
+        for notebook in a.notebooks:
+            a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
+        students = find_submissions(submissions)
+        if only is not None:
+            missing = sorted(set(only) - set(students))
+            if missing:
+                raise CourseError(f"no submission of {missing[0]} in {submissions}")
+            students = {sid: students[sid] for sid in only}
+        if allow_weak_isolation and len(students) > 1:
+            raise CourseError(weak_isolation_refused(len(students)))
         if scheduler:
+            from autograder.grader_side import cluster
+
+            security = cluster.security(scheduler, course.root, insecure_cluster)
+        started = time.monotonic()
+        # The recorder is a process of its own: it writes each student while the others are graded.
+        with RecorderProcess(course.root, assignment) if gradebook else nullcontext() as recorder:
             record = None
             if recorder:
-                recorder.ready()
                 record = lambda sid, result: recorder.record_safely(sid, result, students[sid])  # noqa: E731
-            doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress, security,
-                                    allow_weak_isolation, graded=record)
-        else:
-            hide = (course.root, submissions)
-            doc = _autograde_here(a, students, workers, timeout, progress, hide, recorder, allow_weak_isolation)
+            if scheduler:
+                if recorder:
+                    recorder.ready()
+                doc = cluster.autograde(a, students, scheduler, timeout, PRELOAD, progress, security,
+                                        allow_weak_isolation, graded=record)
+            else:
+                doc = local.grade_students(a, students, workers, timeout, progress, (course.root, submissions),
+                                      allow_weak_isolation, ready=recorder.ready if recorder else None,
+                                      graded=record)
     doc.seconds = round(time.monotonic() - started, 2)   # recording's tail included
     return doc
 
@@ -162,39 +171,6 @@ def weak_isolation_refused(count: int) -> str:
             "there sees the machine's files, another copy of the course among them; grade the class where "
             "namespaces are allowed (without the flag), in the course image run with its seccomp profile "
             "(docs/seccomp-course.json), or one container per submission, as Gradescope does")
-
-
-def _autograde_here(a: Assignment, students: dict[str, Path], workers: int, timeout: float, progress, hide,
-                    recorder, allow_weak_isolation: bool) -> Results:
-    """``autograde`` on this machine: a pool of threads, each grading in the one warm sandbox."""
-    import torch
-
-    from autograder.grader_side.sandbox import SandboxError
-
-    # The grader's own tensors (references, comparisons) are tiny: torch's intra-op threads would
-    # only spin, at about 0.1 s of core time per submission. Parallelism comes from the tasks.
-    torch.set_num_threads(1)
-    workers = workers or os.cpu_count() or 1
-    results: dict[str, StudentResult] = {}
-    try:
-        sandbox = grading_sandbox(timeout, hide=hide, allow_weak_isolation=allow_weak_isolation)
-    except SandboxError as exc:
-        raise CourseError(str(exc)) from None
-    with sandbox:
-        if recorder:
-            recorder.ready()   # the gradebook opened (or its reason why not) before the first student
-        env = pipeline.Env(a, sandbox, workers)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = {pool.submit(grade_safely, sid, folder, env): sid for sid, folder in students.items()}
-            for future in as_completed(futures):
-                sid = futures[future]
-                results[sid] = future.result()
-                if recorder:
-                    recorder.record_safely(sid, results[sid], students[sid])
-                if progress:
-                    progress(futures[future])
-        isolation = dict(sandbox.isolation)
-    return Results(a.name, isolation, workers, {sid: results[sid] for sid in sorted(results)})
 
 
 def _recorder(course: Course, assignment: str):

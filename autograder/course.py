@@ -50,6 +50,32 @@ class Course:
         """The problem sets: the folders of ``solutions/`` with a ``grading/`` package."""
         return problem_sets(self.root)
 
+    def set_of(self, folder: Path) -> str:
+        """The set a folder of student folders holds: the course's only set, or the one set its
+        ``<student>/<set>/`` folders are named after."""
+        sets = self.problem_sets()
+        if len(sets) == 1:
+            return sets[0]
+        try:
+            named = {p.name for student in folder.iterdir() if student.is_dir() for p in student.iterdir()
+                     if p.is_dir() and p.name in sets}
+        except OSError:
+            named = set()
+        if len(named) == 1:
+            return named.pop()
+        raise CourseError(f"give --assignment: the course has {len(sets)} problem sets ({', '.join(sets)})")
+
+    def student_folder(self, folder: Path, assignment: str | None = None) -> tuple[str, Path, str]:
+        """One student's folder as ``course pytest --submission`` takes it (``<student>/<set>/`` or
+        ``<student>/`` holding the notebooks): its set (``assignment``, else the set the folder is
+        named after, else :meth:`set_of`), the folder of student folders it is in, and the student."""
+        named = folder.name if folder.name in self.problem_sets() else None
+        assignment = assignment or named or self.set_of(folder.parent)
+        one = folder.parent if named == assignment else folder
+        if not one.parent.is_dir():
+            raise CourseError(f"--submission={folder}: no such folder; give <student>/<assignment>/ or <student>/")
+        return assignment, one.parent, one.name
+
     def schedule(self) -> list[dict]:
         """The weeks of ``course/schedule.toml`` that release a problem set, in week order."""
         from autograder.compat import tomllib

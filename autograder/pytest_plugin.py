@@ -294,43 +294,13 @@ def _total(result: StudentResult) -> str:
 def _grade(config) -> Results:
     """The results document of the submissions the options name."""
     from autograder import api
-    from autograder.grader_side.sandbox import starting
 
-    root = api.course_root(config.getoption("course"))
-    timeout, workers = config.getoption("grading_timeout"), config.getoption("grading_workers")
     one, many = config.getoption("submission"), config.getoption("submissions")
     if one and many:
         raise api.CourseError("give --submission=FOLDER or --submissions=DIR, not both")
-    assignment = config.getoption("assignment")
-    weak = bool(config.getoption("allow_weak_isolation"))
-    if many:
-        return api.grade_class(assignment or _named(api, root, Path(many)), many, workers, timeout, repo=root,
-                               allow_weak_isolation=weak)
-    one = Path(one)
-    named = one.name if one.name in api.problem_sets(root) else None
-    assignment = assignment or named or _named(api, root, one.parent)
-    student = one.parent if named == assignment else one     # <student>/<assignment>/ or <student>/
-    if not student.parent.is_dir():
-        raise api.CourseError(f"--submission={one}: no such folder; give <student>/<assignment>/ or <student>/")
-    with starting(timeout, (root, student.parent), allow_weak_isolation=weak):   # beside loading the set
-        return api.grade_class(assignment, student.parent, workers or 1, timeout, repo=root, only=[student.name],
-                               allow_weak_isolation=weak)
-
-
-def _named(api, root: Path, folder: Path) -> str:
-    """The set a folder of student folders holds: the course's only set, or the one set its
-    ``<student>/<assignment>/`` folders are named after."""
-    sets = api.problem_sets(root)
-    if len(sets) == 1:
-        return sets[0]
-    try:
-        named = {p.name for student in folder.iterdir() if student.is_dir() for p in student.iterdir()
-                 if p.is_dir() and p.name in sets}
-    except OSError:
-        named = set()
-    if len(named) == 1:
-        return named.pop()
-    raise api.CourseError(f"give --assignment: the course has {len(sets)} problem sets ({', '.join(sets)})")
+    return api.grade_class(config.getoption("assignment"), Path(one or many), config.getoption("grading_workers"),
+                           config.getoption("grading_timeout"), repo=config.getoption("course"), student=bool(one),
+                           allow_weak_isolation=bool(config.getoption("allow_weak_isolation")))
 
 
 class Graded(pytest.Directory):
