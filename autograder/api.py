@@ -25,11 +25,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autograder.course import Course, CourseError
-from autograder.grader_side import analysis, local
+from autograder.grader_side import analysis, local, submitted
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.results import Results, as_results, refresh
 from autograder.grader_side.sandbox import PRELOAD, starting
-from autograder.grader_side.submitted import students as find_submissions
 from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.reports.exports import gradescope, write_csv, write_json
 
@@ -63,6 +62,19 @@ def course_root(folder: Path | None = None) -> Path:
     """The course folder ``course`` works on: like nbgrader, the one it is run in (``folder``, default
     the current directory), which holds the course's ``nbgrader_config.py``."""
     return Course.here(folder).root
+
+
+def find_submissions(folder: Path, assignment: str | None = None,
+                     course: Course | Path | None = None) -> dict[str, Path]:
+    """Student id -> folder for the student folders of ``folder``; with ``assignment``, only those
+    holding a submission of that set of ``course`` (``submitted.of_set``: in the course's own
+    submitted/, those with an ``<assignment>/`` folder, as nbgrader grades them)."""
+    found = submitted.students(folder)
+    if assignment is None:
+        return found
+    course = Course.of(course)
+    nbgrader_layout = Path(folder).resolve() == course.folder("submitted").resolve()
+    return submitted.of_set(found, assignment, course.problem_sets(), nbgrader_layout)
 
 
 def submitted_folder(root: Path) -> Path:
@@ -128,7 +140,7 @@ def grade_class(assignment: str | None, submissions: Path, workers: int = 0, tim
         a = Assignment(assignment, course.root)
         for notebook in a.notebooks:
             a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
-        students = find_submissions(submissions)
+        students = find_submissions(submissions, None if student else assignment, course)
         if only is not None:
             missing = sorted(set(only) - set(students))
             if missing:

@@ -199,7 +199,7 @@ def _autograde(args) -> int:
     if args.gradebook is None:
         args.gradebook = submissions.resolve() == submitted.resolve()
     api.Assignment(args.assignment, root).check_loads()   # an unknown or broken set is named before anything is shown
-    students = api.find_submissions(submissions)
+    students = api.find_submissions(submissions, args.assignment, root)
     if args.scheduler:   # a scheduler that is refused is refused before anything is read or shown
         from autograder.grader_side import cluster
 

@@ -168,3 +168,34 @@ def test_a_missing_notebook_names_the_notebooks_that_are_there(root):
     os.symlink(folder / A, linked / A)
     with pytest.raises(submitted.Refused, match="inside a link"):
         submitted.notebook(linked, A, "build", nbgrader_only=True)
+
+
+def _two_sets(tmp_path):
+    """A course folder that names two sets (a set is a folder of solutions/ with a grading/ package)."""
+    course = tmp_path / "course"
+    for name in (A, "inside-the-block"):
+        (course / "solutions" / name / "grading").mkdir(parents=True)
+        (course / "solutions" / name / "grading" / "__init__.py").write_text("")
+    (course / "nbgrader_config.py").write_text("c = get_config()\n")
+    return course
+
+
+def test_a_student_who_handed_in_only_another_set_is_no_submission_of_this_one(tmp_path):
+    """In the course's submitted/, as nbgrader: only <student>/<set>/. Elsewhere (an LMS download):
+    every student folder, but one holding only another set's folder; an empty folder or notebooks
+    under other names are still a submission, graded 0 with the reason."""
+    from autograder import api
+
+    course = _two_sets(tmp_path)
+    for where in (course / "submitted", tmp_path / "downloads"):
+        (where / "alice" / A).mkdir(parents=True)
+        (where / "bob" / "inside-the-block").mkdir(parents=True)
+        (where / "carol").mkdir()
+        (where / "dan").mkdir()
+        (where / "dan" / "Concepts (1).ipynb").write_text("{}")
+        (where / "eve" / "inside-the-block").mkdir(parents=True)
+        (where / "eve" / "build.ipynb").write_text("{}")
+    assert sorted(api.find_submissions(course / "submitted", A, course)) == ["alice"]
+    assert sorted(api.find_submissions(course / "submitted", "inside-the-block", course)) == ["bob", "eve"]
+    assert sorted(api.find_submissions(tmp_path / "downloads", A, course)) == ["alice", "carol", "dan", "eve"]
+    assert sorted(api.find_submissions(tmp_path / "downloads", None, course)) == ["alice", "bob", "carol", "dan", "eve"]

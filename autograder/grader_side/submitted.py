@@ -90,6 +90,25 @@ def students(folder: Path) -> dict[str, Path]:
     return found
 
 
+def of_set(found: dict[str, Path], assignment: str, sets: list[str], nbgrader_layout: bool) -> dict[str, Path]:
+    """The student folders of ``found`` that hold a submission of ``assignment``. In nbgrader's
+    layout (a course's submitted/), those with an ``<assignment>/`` folder, as nbgrader's autograde
+    takes them. Elsewhere every one but a folder that holds another of the course's ``sets`` and
+    neither ``<assignment>/`` nor a notebook of its own: that student handed in another set, not
+    this one (an empty folder, or notebooks under other names, is still graded 0 with the reason)."""
+    def holds(folder: Path) -> bool:
+        try:
+            entries = {e.name: e.is_dir(follow_symlinks=False) for e in os.scandir(folder)}
+        except OSError:
+            return True                     # unreadable: graded, and the reason says why
+        if entries.get(assignment):
+            return True
+        if nbgrader_layout:
+            return False
+        return any(n.endswith(".ipynb") for n in entries) or not any(entries.get(s) for s in sets)
+    return {sid: folder for sid, folder in found.items() if holds(folder)}
+
+
 def layouts(assignment: str, filename: str, nbgrader_only: bool = False) -> tuple[tuple[str, ...], ...]:
     """Where ``filename`` may be in a student's folder, in the order looked at."""
     return ((assignment, filename),) if nbgrader_only else ((filename,), (assignment, filename))

@@ -359,7 +359,8 @@ def run(assignment: str, root: Path, threshold: float = THRESHOLD) -> Comparison
 
     a = Assignment(assignment, root)
     given = given_cells(a)
-    students = submitted.students(Course.of(root).folder("submitted"))
+    course = Course.of(root)
+    students = submitted.of_set(submitted.students(course.folder("submitted")), a.name, course.problem_sets(), True)
     subs = [read_submission(sid, path, a.name, a.notebooks) for sid, path in students.items()]
     return compare(a.name, subs, given, threshold)
 
