@@ -31,7 +31,10 @@ def children() -> set[int]:
     """The pids of this process's children (every thread's)."""
     found: set[int] = set()
     for task in Path("/proc/self/task").iterdir():
-        found |= {int(pid) for pid in (task / "children").read_text().split()}
+        try:
+            found |= {int(pid) for pid in (task / "children").read_text().split()}
+        except FileNotFoundError:      # the thread ended since the listing: it has no children left
+            continue
     return found
 
 

@@ -158,5 +158,5 @@ def _uncommitted(path: Path, root: Path) -> bool:
                              capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return out.returncode == 0 and any(not line.endswith(".ipynb")
-                                       for line in out.stdout.splitlines())
+    return out.returncode == 0 and any(not line.endswith(".ipynb") and "__pycache__/" not in line
+                                       for line in out.stdout.splitlines())   # Python's caches are no edit
