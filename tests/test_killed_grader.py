@@ -85,3 +85,41 @@ def test_no_notebook_process_outlives_a_killed_grader(tmp_path):
                 os.kill(p, signal.SIGKILL)
             except OSError:
                 pass
+
+
+def test_ctrl_c_ends_course_grade_at_once_in_one_line(tmp_path):
+    """Ctrl-C (SIGINT) while a notebook loops: the command ends within seconds, not at the
+    notebook's timeout, says so in one line with no traceback, and leaves no session behind."""
+    a = Assignment("transformer-block", REPO)
+    folder = write_submission(tmp_path / "looping", a, extra_cells=["while True:\n    pass"])
+    grader = subprocess.Popen([sys.executable, "-m", "autograder.cli", "grade", "--assignment", a.name,
+                               "--timeout", "120", *(str(folder / f"{n}.ipynb") for n in a.notebooks)],
+                              cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    tree: set[int] = set()
+    try:
+        deadline, students = time.monotonic() + 120, set()
+        while time.monotonic() < deadline and not students:
+            students = {p for p in _descendants(grader.pid) if _uid(p) >= 61000}
+            time.sleep(0.2)
+        assert students, "no session started"
+        tree = _descendants(grader.pid)
+        interrupted = time.monotonic()
+        grader.send_signal(signal.SIGINT)
+        out, err = grader.communicate(timeout=100)
+        took = time.monotonic() - interrupted
+        assert took < 30, f"{took:.1f} s: it waited for the notebook's timeout (120 s)"   # about 1 s here
+        assert grader.returncode == 130, err[-2000:]
+        assert "Traceback" not in err, err[-2000:]
+        assert err.strip().splitlines()[-1].startswith("course grade: interrupted"), err[-2000:]
+        deadline = time.monotonic() + 10
+        while [p for p in tree if _alive(p)] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not [p for p in tree if _alive(p)]
+    finally:
+        if grader.poll() is None:
+            grader.kill()
+        for p in tree:
+            try:
+                os.kill(p, signal.SIGKILL)
+            except OSError:
+                pass

@@ -39,7 +39,8 @@ def grade_students(a: Assignment, students: dict[str, Path], workers: int, timeo
         if ready:
             ready()   # the gradebook opened (or its reason why not) before the first student
         env = pipeline.Env(a, sandbox, workers)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
             futures = {pool.submit(pipeline.grade_safely, sid, folder, env): sid for sid, folder in students.items()}
             for future in as_completed(futures):
                 sid = futures[future]
@@ -48,5 +49,13 @@ def grade_students(a: Assignment, students: dict[str, Path], workers: int, timeo
                     graded(sid, results[sid])
                 if progress:
                     progress(sid)
+        except BaseException:
+            # Interrupted (Ctrl-C) or failed: no student waits to start, and closing the sandbox ends
+            # the sessions in flight, so their threads return now instead of at the notebook's timeout.
+            pool.shutdown(wait=False, cancel_futures=True)
+            sandbox.close()
+            raise
+        finally:
+            pool.shutdown(wait=True)
         isolation = dict(sandbox.isolation)
     return Results(a.name, isolation, workers, {sid: results[sid] for sid in sorted(results)})
