@@ -182,3 +182,49 @@ def test_a_regrade_leaves_the_rows_nbgraders_own_preprocessors_leave(graded_once
         scores = {sid: gb.find_submission(ASSIGNMENT, sid).score for sid in REGRADE}
         assert scores["up"] == scores["same"] > max(scores["down"], scores["late"])
         assert gb.find_submission(ASSIGNMENT, "review").needs_manual_grade
+
+
+def named_rows(root) -> dict[str, list[tuple]]:
+    """Every row of the tables a grading writes, in the order written, the ids a new submission
+    draws at random replaced by what they stand for (``rows``), a grade's or comment's own id left out."""
+    return rows(root)
+
+
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+def test_a_first_grading_leaves_the_rows_nbgraders_own_preprocessors_leave(course, tmp_path):
+    """A class recorded for the first time (on time, late, a check failed, a check awaiting review,
+    a notebook nbgrader cannot process, none at all): the same rows, values and order as nbgrader's
+    own add_submission and preprocessors leave."""
+    root = clone_course(course, tmp_path / "course")
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        gb.update_or_create_assignment(ASSIGNMENT, duedate=DUE)
+    a = Assignment(ASSIGNMENT, root)
+    times = {"ontime": "2027-02-09 12:00:00.000000 UTC", "late": "2027-02-12 08:30:00.000000 UTC",
+             "down": "2027-02-09 12:00:00.000000 UTC", "review": "2027-02-09 12:00:00.000000 UTC",
+             "broken": "2027-02-11 12:00:00.000000 UTC"}
+    for sid, when in times.items():
+        folder = write_submission(root / "submitted" / sid, a, signed=True)
+        (folder / "timestamp.txt").write_text(when)
+    (root / "submitted" / "broken" / ASSIGNMENT / "build.ipynb").write_text("{ not a notebook")
+    doc = api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root)
+    changed = {"down": fail(1), "review": fail(3, review=True), "late": fail(4)}
+    ours, theirs = (shutil.copytree(root, tmp_path / name, symlinks=True) for name in ("ours", "theirs"))
+    with Recorder(Course.of(ours), ASSIGNMENT) as recorder:
+        for sid, result in results_of(doc, changed).items():
+            recorder.record(sid, result, ours / "submitted" / sid / ASSIGNMENT)
+    for sid, result in results_of(doc, changed).items():
+        try:
+            nbgraders_own(theirs, sid, result, theirs / "submitted" / sid / ASSIGNMENT)
+        except Exception:   # nbgrader's rule for a notebook it cannot process: zero everywhere
+            assert sid == "broken"
+            with Gradebook(f"sqlite:///{theirs / 'gradebook.db'}") as gb:
+                for notebook in a.notebooks:
+                    nb = gb.find_submission_notebook(notebook, ASSIGNMENT, sid)
+                    if notebook == "build":
+                        for grade in nb.grades:
+                            grade.auto_score, grade.needs_manual_grade = 0, False
+                        nb.late_submission_penalty = None
+                gb.db.commit()
+    mine, nbgraders = named_rows(ours), named_rows(theirs)
+    for table in nbgraders:
+        assert mine[table] == nbgraders[table], table

@@ -215,6 +215,18 @@ def test_the_feedback_of_a_late_student_shows_the_penalty_and_of_an_extended_one
     assert "Late submission penalty" not in (root / "feedback" / "extended" / ASSIGNMENT / "build.html").read_text()
 
 
+def test_grading_the_class_again_keeps_every_penalty_and_every_extension(graded, tmp_path):
+    """A second `course autograde` of the same class (every student re-graded in a new run): the
+    penalties are still nbgrader's, and an extended student still has none."""
+    root = shutil.copytree(graded[0], tmp_path / "again", symlinks=True)
+    done = subprocess.run([str(Path(sys.executable).parent / "course"), "autograde", ASSIGNMENT, "--workers=2"],
+                          cwd=root, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    again = penalties(root)
+    assert again == penalties(graded[1])
+    assert [penalty for _, _, penalty in again["extended"][2]] == [None, None]
+
+
 def test_a_regrade_with_a_later_timestamp_takes_its_late_penalty(course, tmp_path):
     """Graded on time, then again once a late timestamp.txt is there: the gradebook's submission
     time, and with it the late penalty, are the new ones (not those read before the change)."""

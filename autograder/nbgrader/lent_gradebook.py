@@ -102,10 +102,6 @@ class LentGradebook:
     def find_comment(self, name: str, notebook: str, assignment: str, student: str) -> Comment:
         return self._row(Comment, name, notebook, assignment, student)
 
-    def grades(self, notebook: str, assignment: str, student: str) -> dict[str, Grade]:
-        """The student's grades in ``notebook``, by cell name."""
-        return self._rows_of(Grade, notebook, assignment, student)
-
     def _row(self, model: type[_Row], name: str, notebook: str, assignment: str, student: str) -> _Row:
         rows = self._rows_of(model, notebook, assignment, student)
         if name not in rows:

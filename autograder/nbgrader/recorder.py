@@ -2,19 +2,20 @@
 
 Afterwards ``nbgrader formgrader``, ``generate_feedback``, ``release_feedback`` and ``export`` work as
 if ``nbgrader autograde`` had run. Each submitted notebook goes through what ``nbgrader autograde``
-does to it, with nbgrader's own preprocessors: sanitizing (outputs cleared, test and given cells put
-back from the source), the test cells' outputs from the results (the writer ``SandboxExecute``
-uses), then ``SaveAutoGrades``, ``MarkForReview`` and the late penalty into the course's ``db_url``.
+does to it: nbgrader's own sanitizing preprocessors (outputs cleared, test and given cells put back
+from the source), the test cells' outputs from the results (the writer ``SandboxExecute`` uses),
+then the rows ``SaveAutoGrades``, ``MarkForReview`` and the late penalty would write into the
+course's ``db_url``.
 Re-grading a student replaces their autograded scores; a manual score a TA already gave (C8) is
 kept, and, as nbgrader does, its grade is listed for the TA to look at again.
 
 A :class:`Recorder` holds one gradebook session for a whole batch and writes each student as one
-transaction, their student and submission rows included: nbgrader's preprocessors are lent that
-session (``lent_gradebook``), so recording a student costs milliseconds, not a second. A new
-submission's rows are written as nbgrader's ``add_submission`` makes them (:class:`_NewSubmission`);
-on a re-grade, the rows ``SaveAutoGrades``, ``MarkForReview`` and ``AssignLatePenalties`` would
-leave are written as updates (:class:`_Rows`), nbgrader's sanitizing preprocessors still making the
-autograded notebook. ``tests/test_gradebook_rows.py`` holds both equal, row by row, to nbgrader's own.
+transaction, their student and submission rows included: nbgrader's sanitizing preprocessors are
+lent that session (``lent_gradebook``), so recording a student costs milliseconds, not a second. A
+new submission's rows are written as nbgrader's ``add_submission`` makes them
+(:class:`_NewSubmission`); then, on a first grading as on a re-grade, the rows ``SaveAutoGrades``,
+``MarkForReview`` and ``AssignLatePenalties`` would leave are written as updates (:class:`_Rows`).
+``tests/test_gradebook_rows.py`` holds all three equal, row by row, to nbgrader's own.
 ``course autograde`` runs its Recorder in a process of its own (``recorder_process``), locally and
 for a Dask cluster.
 
@@ -59,7 +60,7 @@ from autograder.grader_side.pipeline import Outcome
 from autograder.grader_side.results import NOT_WRITTEN, StudentResult
 from autograder.nbgrader.exporter import placeholder, read_submitted
 from autograder.nbgrader.files import submission_time
-from autograder.nbgrader.lent_gradebook import LentGradebook, Source, lent
+from autograder.nbgrader.lent_gradebook import Source, lent
 from autograder.nbgrader.outputs import write_outcomes
 from autograder.nbgrader.preprocessors import SANITIZE as AUTOGRADE_SANITIZE
 from autograder.nbgrader.preprocessors import MarkForReview, SaveAutoGrades
@@ -88,8 +89,11 @@ class Recorder:
         for pp in self.preprocessors.values():
             pp.log = quiet
         late = self.preprocessors[AssignLatePenalties]
+        # What AssignLatePenalties.preprocess would set from a notebook's resources: the plugin reads
+        # the assignment (whose extensions apply) and the gradebook (beside which extensions.toml is).
+        late.assignment_id, late.db_url = assignment, course.db_url
         late.init_plugin()
-        self.plugin = late.plugin_inst   # the course's late penalty, for re-grades (_Rows)
+        self.plugin = late.plugin_inst   # the course's late penalty (_Rows)
 
     def __enter__(self) -> Recorder:
         course, name = self.course, self.name
@@ -167,7 +171,7 @@ class Recorder:
     def _record(self, student: str, result: StudentResult, folder: Path,
                 when: datetime | None) -> tuple[dict[str, Any], list[str], set[str], float]:
         """Write the student's grades (committed together); return their autograded notebooks, a
-        flag for each notebook nbgrader's preprocessors could not process, the hand-graded
+        flag for each notebook nbgrader's sanitizing preprocessors could not process, the hand-graded
         questions whose grade the gradebook now lists for a TA, and the late penalty it recorded
         (the points ``nbgrader export`` takes off: the sum over the notebooks)."""
         gb = self._session()
@@ -177,57 +181,25 @@ class Recorder:
         graded: dict[str, Any] = {}
         unprocessed: list[str] = []
         waiting: set[str] = set()
-        with lent(gb, self.source) as loan:
+        with lent(gb, self.source):   # the sanitizing steps read the source cells from the batch's session
             gb.update_or_create_student(student)
-            existing: SubmittedAssignment | None = None
             try:
                 existing = gb.find_submission(self.name, student)
             except MissingEntry:
                 self.new_rows.add(gb, student, when)
+                existing = gb.find_submission(self.name, student)
             else:
                 if when:   # what nbgrader's update_or_create_submission changes on one it finds
                     existing.timestamp = when
-            if existing is not None:
-                penalty = self._regrade(student, folder, outcomes, look, existing, graded, unprocessed, waiting)
-            else:
-                penalty = self._through_preprocessors(student, folder, outcomes, look, loan, graded, unprocessed,
-                                                      waiting)
+            penalty = self._scored(student, folder, outcomes, look, existing, graded, unprocessed, waiting)
         gb.db.commit()
         return graded, unprocessed, waiting, float(penalty)
 
-    def _through_preprocessors(self, student: str, folder: Path, outcomes: dict[str, Outcome], look: list[str],
-                               loan: LentGradebook, graded: dict[str, Any], unprocessed: list[str],
-                               waiting: set[str]) -> float:
-        """A new submission: each notebook through nbgrader's preprocessors on the lent session;
-        return the late penalty recorded (``graded``, ``unprocessed``, ``waiting`` filled in)."""
-        gb = self._session()
-        for notebook in self.source.notebooks:
-            try:
-                nb, resources = self._sanitized(student, folder, notebook)
-                resources["course"] = {"review": write_outcomes(nb, outcomes, self.assignment, notebook),
-                                       "look": self._looked_at(look, notebook)}
-                for pp in RECORD:
-                    nb, resources = self.preprocessors[pp](nb, resources)
-            except (InvalidEntry, IntegrityError):
-                raise
-            except Exception as exc:   # nbgrader's rule for a notebook it cannot grade: zero everywhere
-                unprocessed.append(_unprocessed(notebook, exc))
-                for grade in gb.find_submission_notebook(notebook, self.name, student).grades:
-                    grade.auto_score, grade.needs_manual_grade = 0, False
-                # no late penalty on a 0 (one left from an earlier grading would come off the other notebook)
-                gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty = None
-                continue
-            graded[notebook] = nb
-        self._waiting(((name, grade.needs_manual_grade) for notebook in self.source.notebooks
-                       for name, grade in loan.grades(notebook, self.name, student).items()), waiting)
-        return float(sum(gb.find_submission_notebook(notebook, self.name, student).late_submission_penalty or 0.0
-                         for notebook in self.source.notebooks))
-
-    def _regrade(self, student: str, folder: Path, outcomes: dict[str, Outcome], look: list[str],
+    def _scored(self, student: str, folder: Path, outcomes: dict[str, Outcome], look: list[str],
                  submission: SubmittedAssignment, graded: dict[str, Any], unprocessed: list[str],
                  waiting: set[str]) -> float:
-        """A submission the gradebook holds: each notebook sanitized and its outputs written by
-        nbgrader's preprocessors, its grades, comments and late penalty by :class:`_Rows` (what
+        """A submission the gradebook holds (new or graded before): each notebook sanitized and its
+        outputs written by nbgrader's preprocessors, its grades, comments and late penalty by :class:`_Rows` (what
         SaveAutoGrades, MarkForReview and AssignLatePenalties would write); return the late penalty
         recorded (``graded``, ``unprocessed``, ``waiting`` filled in)."""
         rows = _Rows(self._session(), submission.id, self.plugin, self.preprocessors[AssignLatePenalties].log)
