@@ -132,6 +132,7 @@ def grade_class(assignment: str | None, submissions: Path, workers: int = 0, tim
         assignment, submissions, name = course.student_folder(submissions, assignment)
         only, workers = [name], workers or 1
     assignment = assignment or course.set_of(submissions)
+    _known(assignment, course)
     early = starting(timeout, (course.root, submissions), allow_weak_isolation=allow_weak_isolation) \
         if student and not scheduler else nullcontext()
     with early:   # one student: the sandbox starts beside loading the set
@@ -169,6 +170,13 @@ def grade_class(assignment: str | None, submissions: Path, workers: int = 0, tim
                                       graded=record)
     doc.seconds = round(time.monotonic() - started, 2)   # recording's tail included
     return doc
+
+
+def _known(assignment: str, course: Course) -> None:
+    """Refuse a set the course does not have before a sandbox starts for it (the reason names the
+    sets there)."""
+    if assignment not in course.problem_sets():
+        Assignment(assignment, course.root).check_loads()
 
 
 def autograde(*args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -217,6 +225,7 @@ def grade_submission(notebooks: list[Path], assignment: str, timeout: float = 60
     missing = [str(p) for p in notebooks if not Path(p).is_file()]
     if missing:
         raise CourseError(f"no such notebook: {', '.join(missing)}")
+    _known(assignment, course)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "submission"
         (folder / "student").mkdir(parents=True)

@@ -37,6 +37,17 @@ def test_without_assignment_a_folder_named_after_no_set_is_refused_saying_what_t
     assert len(err.strip().splitlines()) == 1, err
 
 
+def test_an_unknown_set_is_refused_before_a_sandbox_starts(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    marks = tmp_path / "marks"
+    monkeypatch.setenv("AUTOGRADER_TIME_MARKS", str(marks))    # the sandbox notes each step it takes
+    notebooks = _copies(tmp_path / "downloads", REPO / "solutions" / "transformer-block")
+    status = cli.main(["grade", "--assignment", "nope", *notebooks])
+    err = capsys.readouterr().err
+    assert status == 2 and "no problem set 'nope'" in err, err
+    assert not marks.exists(), marks.read_text()
+
+
 @pytest.mark.sandboxed
 def test_without_assignment_the_set_is_the_one_the_notebooks_folder_is_named_after(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
