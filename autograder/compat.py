@@ -79,10 +79,15 @@ def moved(module: str, name: str):
     if new is None:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
     where, _, now = new.partition(":")
-    logging.getLogger("autograder").warning(
-        "nbgrader_config.py imports %s from %s, which moved: write `from %s import %s` instead (as the kit's "
-        "nbgrader_config.py does)", name, module, where, now or name)
+    if (module, name) not in _WARNED:   # once a process: nbgrader loads its configuration more than once
+        _WARNED.add((module, name))
+        logging.getLogger("autograder").warning(
+            "nbgrader_config.py imports %s from %s, which moved: write `from %s import %s` instead (as the kit's "
+            "nbgrader_config.py does)", name, module, where, now or name)
     return getattr(importlib.import_module(where), now or name)
+
+
+_WARNED: set[tuple[str, str]] = set()
 
 
 class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
