@@ -190,7 +190,12 @@ def _release(args) -> int:
         files = api.release(assignment, root)
     for w in caught:
         print(f"warning: {w.message}", file=sys.stderr)
-    print(f"released {assignment}: {len(files)} files in {root / 'assignments' / assignment}")
+    from autograder.nbgrader.plugins.late import due_date
+
+    due = due_date(assignment, root)
+    print(f"released {assignment}: {len(files)} files in {root / 'assignments' / assignment}; " +
+          (f"due {due:%Y-%m-%d %H:%M} UTC, written into the gradebook (course/schedule.toml)" if due else
+           "no due date (course/schedule.toml does not list it): nbgrader takes no late penalty"))
     return 0
 
 

@@ -71,6 +71,7 @@ def test_the_week_is_read_from_the_schedule_of_the_course_folder_it_runs_in(repo
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "released transformer-block: " in done.stdout and str(repo / "assignments") in done.stdout
+    assert "due 2027-02-13 05:00 UTC, written into the gradebook" in done.stdout, done.stdout
     assert (repo / "assignments" / "transformer-block" / "build.ipynb").is_file()
     done = subprocess.run([sys.executable, "-m", "autograder.cli", "release", "--week", "4"], cwd=repo,
                           capture_output=True, text=True, timeout=120)
