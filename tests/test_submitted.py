@@ -195,7 +195,10 @@ def test_a_student_who_handed_in_only_another_set_is_no_submission_of_this_one(t
         (where / "dan" / "Concepts (1).ipynb").write_text("{}")
         (where / "eve" / "inside-the-block").mkdir(parents=True)
         (where / "eve" / "build.ipynb").write_text("{}")
-    assert sorted(api.find_submissions(course / "submitted", A, course)) == ["alice"]
+        (where / "fay").mkdir()
+        (where / "fay" / A).symlink_to(tmp_path)      # a link: graded 0 with the reason, never left out
+    assert sorted(api.find_submissions(course / "submitted", A, course)) == ["alice", "fay"]
     assert sorted(api.find_submissions(course / "submitted", "inside-the-block", course)) == ["bob", "eve"]
-    assert sorted(api.find_submissions(tmp_path / "downloads", A, course)) == ["alice", "carol", "dan", "eve"]
-    assert sorted(api.find_submissions(tmp_path / "downloads", None, course)) == ["alice", "bob", "carol", "dan", "eve"]
+    assert sorted(api.find_submissions(tmp_path / "downloads", A, course)) == ["alice", "carol", "dan", "eve", "fay"]
+    assert sorted(api.find_submissions(tmp_path / "downloads", None, course)) == ["alice", "bob", "carol", "dan", "eve",
+                                                                                    "fay"]

@@ -98,14 +98,14 @@ def of_set(found: dict[str, Path], assignment: str, sets: list[str], nbgrader_la
     this one (an empty folder, or notebooks under other names, is still graded 0 with the reason)."""
     def holds(folder: Path) -> bool:
         try:
-            entries = {e.name: e.is_dir(follow_symlinks=False) for e in os.scandir(folder)}
+            names = {e.name for e in os.scandir(folder)}
         except OSError:
             return True                     # unreadable: graded, and the reason says why
-        if entries.get(assignment):
+        if assignment in names:             # a link there too: graded 0 with the reason, not left out
             return True
         if nbgrader_layout:
             return False
-        return any(n.endswith(".ipynb") for n in entries) or not any(entries.get(s) for s in sets)
+        return any(n.endswith(".ipynb") for n in names) or not names & set(sets)
     return {sid: folder for sid, folder in found.items() if holds(folder)}
 
 
