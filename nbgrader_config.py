@@ -36,6 +36,13 @@ from autograder.tooling.release import ShipRuntime  # noqa: E402
 
 c.GenerateAssignment.preprocessors = [*GenerateAssignment.class_traits()["preprocessors"].default(), ShipRuntime]
 
+# Feedback leaves out what lies between BEGIN and END MARK SCHEME (C8's rubric and anchor answers,
+# which autograde put back in the graded copy for formgrader): the TAs' material, reused next year.
+from nbgrader.converters.generate_feedback import GenerateFeedback  # noqa: E402
+from nbgrader.preprocessors import ClearMarkScheme  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [ClearMarkScheme, *GenerateFeedback.class_traits()["preprocessors"].default()]
+
 # A test cell deleted from a submission is put back from the source, and so still graded.
 c.OverwriteCells.add_missing_cells = True
 

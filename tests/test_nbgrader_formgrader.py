@@ -110,6 +110,9 @@ def test_feedback_pages_show_each_check_and_no_hidden_source(graded):
     for page in (root / "feedback").rglob("*.html"):
         text = page.read_text()
         assert "HIDDEN TESTS" not in text and "hidden_check" not in text and "grader_side" not in text, page
+        # C8's rubric and anchor answers are the TAs' (reused next year): formgrader shows them, feedback not
+        assert "C8 rubric" not in text and "Anchor answers" not in text and "MARK SCHEME" not in text, page
+    assert "C8 is graded by hand" in page_text(root / "feedback" / "ref" / ASSIGNMENT / "concepts.html")
 
 
 def test_a_check_left_to_a_ta_is_listed_for_manual_grading_with_the_answer(graded):
