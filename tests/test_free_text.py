@@ -68,6 +68,41 @@ def test_a_single_answer_is_accepted_rejected_or_sent_to_a_ta(answer, verdict):
     assert _verdict(expect_answer, answer, *C2) == verdict
 
 
+params = week4.reference("params")
+C3 = (params.MOST_WEIGHTS, params.MOST_WEIGHTS_WRONG, "q3_most_weights")
+PAPER = (blocks.PAPER_2017, blocks.MODERN_DEFAULT | blocks.NOT_A_PLACEMENT, "q7_2017_paper")
+MODERN = (blocks.MODERN_DEFAULT, blocks.PAPER_2017 | blocks.NOT_A_PLACEMENT, "q7_modern_default")
+
+
+@pytest.mark.parametrize("question, answer", [
+    (C3, "anything but MLP"), (C3, "everything except the MLP"), (C3, "other than the MLP"),
+    (C3, "the opposite of the MLP"), (C3, "MLP no"), (C3, "MLP (not sure)"),
+    (PAPER, "post-norm? no, pre-norm"), (PAPER, "post-norm is wrong"), (PAPER, "post-norm (not really)"),
+    (PAPER, "post-norm, no wait, pre-norm"), (PAPER, "post-norm (no, pre-norm)"), (PAPER, "post-norm, it's wrong"),
+    (MODERN, "pre-norm is wrong"), (MODERN, "pre-norm (not really)"),
+    (C2, "LSTM? GRU?"), (C2, "GRU? LSTM?"), (C2, "LSTM and GRU"), (C2, "LSTM vs GRU"), (C2, "LSTM; GRU"),
+    (C2, "LSTM (not sure, GRU?)"), (C2, "GRU (LSTM)"), (C2, "GRU, LSTM"),
+], ids=lambda v: v if isinstance(v, str) else v[2])
+def test_a_right_option_denied_doubted_taken_back_or_listed_with_another_earns_nothing_unread(question, answer):
+    """A careful TA reads what is said about the right option, not only that it is there: each of
+    these names it, and each goes to a TA (never full marks from the grader alone)."""
+    accepted, wrong, what = question
+    verdict = _verdict(lambda a: expect_answer(a, accepted, wrong, what, formulas=blocks.PLACEMENT_FORMULAS), answer)
+    assert verdict.startswith("review") or verdict == "rejected", verdict
+
+
+@pytest.mark.parametrize("question, answer", [
+    (C3, "The MLP (feed-forward) sublayer"), (C3, "MLP, not attention"), (C3, "the MLP: 8d^2 weights per block"),
+    (PAPER, "norm_first=False"), (PAPER, "post-norm, not pre-norm"), (PAPER, "LayerNorm(x + Sublayer(x))"),
+    (MODERN, "pre-norm: the sublayer reads a normalized copy, the stream is never rescaled"),
+    (C2, "LSTM: its cell state is updated by gated addition, a highway for the gradient"),
+], ids=lambda v: v if isinstance(v, str) else v[2])
+def test_an_explanation_after_the_right_option_keeps_its_marks(question, answer):
+    accepted, wrong, what = question
+    assert _verdict(lambda a: expect_answer(a, accepted, wrong, what, formulas=blocks.PLACEMENT_FORMULAS),
+                    answer) == "accepted"
+
+
 def test_a_hedge_is_reviewed_with_the_reason_that_it_hedges():
     for answer in ("LSTM or GRU", "LSTM/GRU", "maybe the LSTM"):
         with pytest.raises(NeedsReview, match=r"\(it hedges between options\)"):

@@ -14,6 +14,24 @@ from autograder.student_side.student import CheckFailed
 
 # Words after which a named option may be denied rather than given.
 NEGATIONS = frozenset({"not", "no", "never", "unlike", "instead", "rather", "isn", "isnt", "nor", "neither"})
+# Words that turn an answer against what it names, or doubt it, wherever they stand: "anything but
+# the MLP", "post-norm is wrong", "everything except", "other than", "the opposite of", "not really".
+# An answer holding one passes only where each is a denial of a wrong option ("MLP, not attention").
+DOUBTS = NEGATIONS | frozenset({"but", "except", "excluding", "besides", "other", "opposite", "wrong", "incorrect",
+                                "false", "wait", "guess", "sure", "vs", "versus", "apart"})
+# "no," or "no wait": the answer takes back what came before it.
+_RETRACTION = re.compile(r"\bno\b\s*(?:[,.;:!)\-]|wait\b)", re.IGNORECASE)
+# Words that name no option of their own: an item made only of them adds nothing ("the MLP (FFN) sublayer").
+GENERIC = frozenset({"sublayer", "sublayers", "layer", "layers", "block", "blocks", "network", "networks", "part",
+                     "parts", "module", "modules", "one", "ones", "weights", "parameters", "params", "it", "its",
+                     "this", "that", "here", "yes", "answer", "placement", "version", "variant", "cell", "unit"})
+# Where an answer's explanation starts ("LSTM: its cell state...", "cross-attention, since ...").
+_EXPLAINED = re.compile(r"[:,;]|\s[-\u2013\u2014]\s|\b(?:because|since|as|so|which|where|while|when|due|given)\b",
+                        re.IGNORECASE)
+# Words that, even in the explanation, say the answer is wrong or unsure ("post-norm, it's wrong").
+TAKEN_BACK = frozenset({"wrong", "incorrect", "false", "wait", "guess", "sure", "unsure"})
+# Where one item of a list ends: a second option is written after one of these ("LSTM, GRU").
+_ITEMS = re.compile(r"[,;:?!()\[\]/]|\b(?:and|vs|versus|then|plus)\b", re.IGNORECASE)
 
 
 def normalize(text: object) -> str:
@@ -77,7 +95,8 @@ def expect_answer(value: object, accepted: Iterable[str], wrong: Iterable[str], 
     explanation after it, a wrong option it denies). Rejected: a wrong option, or a hedge
     between options ("A or B"). Anything else (an option the grader does not know, a right and a
     wrong option side by side, a denied right one, the right one beside "or" and an option the
-    grader does not know) raises ``NeedsReview``: a TA reads it. ``formulas`` are (pattern, phrase)
+    grader does not know, the right one doubted, taken back or listed beside something else:
+    ``_doubted``) raises ``NeedsReview``: a TA reads it. ``formulas`` are (pattern, phrase)
     pairs: text a pattern matches (a formula) is read as that phrase.
     """
     answer = as_text(value, what)
@@ -89,15 +108,46 @@ def expect_answer(value: object, accepted: Iterable[str], wrong: Iterable[str], 
     right, wrong_ = hits.get("right"), hits.get("wrong")
     if right and wrong_ and hedged:
         raise CheckFailed(f"{what}: your answer hedges between options: give one")
-    if right == "named" and wrong_ in (None, "denied") and not hedged:
+    doubt = _doubted(text, accepted, wrong) if right == "named" else None
+    if right == "named" and wrong_ in (None, "denied") and not hedged and not doubt:
         return
     if wrong_ == "named" and right is None:
         raise CheckFailed(f"{what}: your answer names an option that is not right")
     why = ("it hedges between options" if hedged else
            "the grader does not know this answer" if not hits else
-           "it names a right and a wrong option" if right == wrong_ == "named" else "it denies an option")
+           "it names a right and a wrong option" if right == wrong_ == "named" else doubt or "it denies an option")
     raise NeedsReview(f"{what}: a TA will read your answer {quoted(answer)} ({why}); "
                       "its points wait for that review", answer)
+
+
+def _doubted(text: str, accepted: Iterable[str], wrong: Iterable[str]) -> str | None:
+    """Why an answer that names the right option may not mean it, as a careful TA reads it, or
+    None: a question mark; a retraction ("no, ..."); in the answer itself (before the explanation
+    that follows it: "pre-norm: the stream is never rescaled") a word that turns against or doubts
+    what it names (``DOUBTS``) other than one denying a wrong option or one inside an option's own
+    name ("norm_first=False"); in the explanation, a word that calls the answer wrong or unsure
+    (``TAKEN_BACK``); in a short answer, an item beside the right one that names no option the
+    grader knows ("GRU, LSTM": a second option)."""
+    if "?" in text:
+        return "it asks rather than answers"
+    if _RETRACTION.search(text):
+        return "it takes an answer back"
+    cut = next((m.start() for m in _EXPLAINED.finditer(text) if names(text[:m.start()], accepted)), len(text))
+    for part, doubts in ((text[:cut], DOUBTS), (text[cut:], TAKEN_BACK)):
+        w = words(part)
+        spans = _spans(w, [*accepted, *wrong])
+        inside = {i for a, b in spans for i in range(a, b)}
+        denials = {i for a, _ in _spans(w, wrong) for i in range(max(0, a - 2), a) if w[i] in NEGATIONS}
+        if any(word in doubts and i not in denials | inside for i, word in enumerate(w)):
+            return "it may say the option is not the answer"
+    if len(words(text)) <= 6:
+        known = [*accepted, *wrong]
+        for item in _ITEMS.split(text):
+            item_words = words(item)
+            if item_words and not set(item_words) <= GENERIC and not names(item, known) and \
+                    not any(c.isdigit() for c in item):
+                return "it names something else beside the answer"
+    return None
 
 
 # ---- answers made of several strings ---------------------------------------------------------
