@@ -198,3 +198,37 @@ def test_the_detector_sees_a_message_that_leaks(recorded, public):
         check = Check(f"B8_{run.__name__}", "B8", 1, True, "a check that leaks", run)
         message, found = leaks(check, ns, recorded, public)
         assert found, message
+
+
+PROBE = '''
+import torch
+class _Leak(Exception):
+    pass
+def layer_norm(x, gamma, beta, eps=1e-5):
+    raise {kind}("PROBE shape=%s x=%s gamma=%s" % (tuple(x.shape), x.flatten()[:12].tolist(), gamma[:6].tolist()))
+'''
+
+
+@pytest.mark.parametrize("kind", ["ValueError", "_Leak", "type('x_2_08', (Exception,), {})"])
+def test_what_a_students_error_says_about_a_hidden_input_is_never_shown(kind):
+    """A student's exception may carry the hidden check's input in its message (or in the name of
+    a class of its own): a hidden check tells the error by its kind only; a visible one in full."""
+    from autograder.grader_side.assignment import REPO, Assignment
+    from autograder.student_side.student import CheckFailed, Student, in_process
+
+    ns: dict = {"__name__": "__main__"}
+    exec(PROBE.format(kind=kind), ns)
+    by_id = Assignment("transformer-block", REPO).set.by_id
+    hidden = [c for c in by_id.values() if c.hidden and c.question == "B1"]
+    visible = [c for c in by_id.values() if not c.hidden and c.question == "B1"]
+    assert hidden and visible
+    for c in hidden:
+        with pytest.raises(CheckFailed) as failed:
+            c.run(Student(in_process(ns)))
+        message = str(failed.value)
+        assert "PROBE" not in message and "x_2_08" not in message and "_Leak" not in message, message
+        assert "raised" in message and "hidden input" in message
+        if kind == "ValueError":
+            assert "raised ValueError" in message
+    with pytest.raises(CheckFailed, match="PROBE shape="):
+        visible[0].run(Student(in_process(ns)))

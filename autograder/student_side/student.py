@@ -7,6 +7,7 @@ check sees the same numpy arrays either way.
 """
 from __future__ import annotations
 
+import builtins
 import json
 from typing import Callable
 
@@ -45,6 +46,9 @@ class Student:
         # this as evidence only.
         self.forbidden_fails = forbidden_fails
         self.evidence: set[str] = set()
+        # Set for a hidden check (checks.check): an error the code raises is told by its kind only,
+        # never its message, which the student writes and could fill with the check's input.
+        self.hidden_input = False
 
     def call(self, name: str, *args, forbid: dict | None = None, **kwargs):
         """``name(*args, **kwargs)`` in the submission; arrays come back as numpy arrays."""
@@ -100,10 +104,16 @@ class Student:
                                      "exactly as given")
         if not reply.get("ok"):
             error = str(reply.get("error"))[:300]
+            hidden_input = self.hidden_input and not reply.get("grader")   # the grader's own words are shown
             self.replies.append(("raised", error.partition(":")[0]))
             if error.startswith("NotImplementedError") and "see the TODO box" in error:
                 raise CheckFailed(f"`{name}` is still the release's stub: write it in the cell that defines it "
                                   "(its TODO box says what to write)")
+            if hidden_input:
+                kind = error.partition(":")[0]
+                raise CheckFailed(f"`{name}` raised {kind if kind in _BUILTIN_ERRORS else 'an exception'}: its "
+                                  "message is left out on this check's hidden input, as it could show that input "
+                                  "(the visible checks show it on theirs)")
             raise CheckFailed(f"`{name}` raised {error}")
         forbidden = reply.get("forbidden")
         for banned in (forbidden[:8] if isinstance(forbidden, list) else []):
@@ -128,6 +138,12 @@ class Student:
         else:
             self._kept += size
             self.replies.append(value)
+
+
+# The exceptions a hidden check names by kind: Python's own (a class the student makes could carry
+# the input in its name).
+_BUILTIN_ERRORS = frozenset(name for name, value in vars(builtins).items()
+                            if isinstance(value, type) and issubclass(value, BaseException))
 
 
 def _forbid(forbid: dict | None) -> dict:

@@ -53,9 +53,19 @@ def check(question: str, points: float, hidden: bool, says: str):
         cid = fn.__name__.removeprefix("test_")
         if not cid.startswith(question + "_"):
             raise ValueError(f"{fn.__name__}: name it test_{question}_<what>, with the question id it checks")
-        fn.check = Check(cid, question, points, hidden, says, fn)
+        fn.check = Check(cid, question, points, hidden, says, _on_hidden_input(fn) if hidden else fn)
         return fn
     return register
+
+
+def _on_hidden_input(fn: Callable) -> Callable:
+    """A hidden check, run so that what the student's code raises on its input is told by kind
+    only (``Student.hidden_input``): a message the student writes could show that input."""
+    @functools.wraps(fn)
+    def run(student):
+        student.hidden_input = True
+        return fn(student)
+    return run
 
 
 def checks_in(module) -> list[Check]:
