@@ -209,6 +209,10 @@ def _autograde(args) -> int:
         args.gradebook = submissions.resolve() == submitted.resolve()
     api.Assignment(args.assignment, root).check_loads()   # an unknown or broken set is named before anything is shown
     students = api.find_submissions(submissions, args.assignment, root)
+    if not students:     # a set nobody handed in, or another folder meant: nothing is written over
+        layout = "<student>/" + args.assignment + "/" if args.gradebook else "<student>/"
+        raise api.CourseError(f"no submission of {args.assignment} in {submissions} (each is a folder {layout} "
+                              f"there); {args.out} and the gradebook are left as they were")
     if args.scheduler:   # a scheduler that is refused is refused before anything is read or shown
         from autograder.grader_side import cluster
 

@@ -38,3 +38,15 @@ def test_a_student_of_another_set_is_neither_graded_nor_recorded(course, tmp_pat
         with pytest.raises(MissingEntry):
             gb.find_submission(A, "bob")
     assert not (root / "autograded" / "bob").exists()
+
+
+def test_a_set_nobody_handed_in_is_refused_and_writes_nothing(course, tmp_path):
+    root = clone_course(course, tmp_path / "course")
+    write_submission(root / "submitted" / "alice", Assignment(A, root))
+    out = tmp_path / "results.json"
+    out.write_text("week 4's results")
+    done = subprocess.run([sys.executable, "-m", "autograder.cli", "autograde", "inside-the-block", "--out", str(out)],
+                          cwd=root, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "no submission of inside-the-block in" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert out.read_text() == "week 4's results"
