@@ -232,3 +232,27 @@ def test_what_a_students_error_says_about_a_hidden_input_is_never_shown(kind):
             assert "raised ValueError" in message
     with pytest.raises(CheckFailed, match="PROBE shape="):
         visible[0].run(Student(in_process(ns)))
+
+
+def test_no_number_the_students_output_sets_is_shown_for_a_hidden_input():
+    """An output made from the input (1e6 * x[0] everywhere) would show that input as "the largest
+    difference": a hidden check says only that the values are off; a visible one says by how much."""
+    from autograder.grader_side.assignment import REPO, Assignment
+    from autograder.student_side.student import CheckFailed, Student, in_process
+
+    ns: dict = {"__name__": "__main__"}
+    exec("import torch\ndef layer_norm(x, gamma, beta, eps=1e-5):\n    return x * 0 + 1e6 * x.flatten()[0]\n", ns)
+    by_id = Assignment("transformer-block", REPO).set.by_id
+    for c in by_id.values():
+        if c.question == "B1":
+            try:
+                c.run(Student(in_process(ns)))
+            except CheckFailed as exc:
+                assert ("largest difference" in str(exc)) == (not c.hidden) or "off" not in str(exc), (c.id, str(exc))
+    hidden_messages = []
+    for c in (c for c in by_id.values() if c.question == "B1" and c.hidden):
+        with pytest.raises(CheckFailed) as failed:
+            c.run(Student(in_process(ns)))
+        hidden_messages.append(str(failed.value))
+    assert any(" off" in m for m in hidden_messages), hidden_messages
+    assert not any("largest difference" in m for m in hidden_messages), hidden_messages

@@ -318,7 +318,8 @@ def test_output_flood_is_discarded(sb):
 def test_reply_larger_than_output_limit(sb):
     with sb.open(["f = lambda x: x + 1"]) as s:
         assert s.request({"big": 1000})[0] == {"size": 1000}
-        with pytest.raises(ChildDied, match="reply was not valid data: blobs total 2097152 bytes"):
+        # the limit, never the reply's size (code could set it from a hidden input)
+        with pytest.raises(ChildDied, match=r"reply was not valid data: the reply is over the \d+ byte output limit$"):
             s.request({"big": 2 << 20})
         with pytest.raises(ChildDied, match="reply was not valid data"):
             s.request({"call": "f", "args": [1]})
