@@ -72,6 +72,26 @@ params = week4.reference("params")
 C3 = (params.MOST_WEIGHTS, params.MOST_WEIGHTS_WRONG, "q3_most_weights")
 PAPER = (blocks.PAPER_2017, blocks.MODERN_DEFAULT | blocks.NOT_A_PLACEMENT, "q7_2017_paper")
 MODERN = (blocks.MODERN_DEFAULT, blocks.PAPER_2017 | blocks.NOT_A_PLACEMENT, "q7_modern_default")
+GPT = (blocks.GPT_DROPS, set().union(blocks.NOT_A_SUBLAYER, *(v for k, v in blocks.DECODER_SUBLAYERS.items()
+                                                              if k != "cross attention")), "q6_gpt_drops")
+# Answers that name the right option and say something else of it than that it is the answer.
+SAYS_OTHERWISE = [
+    (C2, "I don't think it is the LSTM"), (C2, "LSTM & GRU"), (C2, "LSTM. Nope."), (C2, "non-LSTM"),
+    (C2, "~~LSTM~~ GRU"),
+    (C2, "LSTM \u2260 answer"), (C2, "hardly the LSTM"), (C2, "LSTM + GRU"), (C2, "LSTM with GRU"),
+    (C2, "GRU beats LSTM"), (C2, "LSTM... nah"), (C2, "LSTM lol jk"), (C2, "\u274c LSTM"), (C2, "LSTM ain't it"),
+    (C2, "the LSTM's successor"), (C2, "a cousin of LSTM"), (C2, "It's the highway network; LSTM came later"),
+    (C3, "the MLP holds fewer"), (C3, "MLP is smaller"), (C3, "the MLP has the fewest weights"),
+    (C3, "MLP is negligible"),
+    (GPT, "GPT keeps cross-attention"), (GPT, "cross-attention is kept"), (GPT, "cross-attention stays"),
+    (GPT, "GPT drops nothing; cross-attention is kept"), (GPT, "GPT uses cross-attention heavily"),
+    (PAPER, "post-norm came later"), (PAPER, "post-norm is a myth"), (PAPER, "people think post-norm"),
+    (PAPER, "post-norm only appeared in 2020"),
+    (PAPER, "LayerNorm(x + Sublayer(x)) came later, the paper used the other one"),
+    (MODERN, "pre-norm is obsolete"), (MODERN, "pre-norm hasn't caught on"),
+    (MODERN, "pre-norm is what the 2017 paper used"),
+    (MODERN, "pre-norm used to be the default"), (MODERN, "pre-norm in 2017, something else now"),
+]
 
 
 @pytest.mark.parametrize("question, answer", [
@@ -81,7 +101,7 @@ MODERN = (blocks.MODERN_DEFAULT, blocks.PAPER_2017 | blocks.NOT_A_PLACEMENT, "q7
     (PAPER, "post-norm, no wait, pre-norm"), (PAPER, "post-norm (no, pre-norm)"), (PAPER, "post-norm, it's wrong"),
     (MODERN, "pre-norm is wrong"), (MODERN, "pre-norm (not really)"),
     (C2, "LSTM? GRU?"), (C2, "GRU? LSTM?"), (C2, "LSTM and GRU"), (C2, "LSTM vs GRU"), (C2, "LSTM; GRU"),
-    (C2, "LSTM (not sure, GRU?)"), (C2, "GRU (LSTM)"), (C2, "GRU, LSTM"),
+    (C2, "LSTM (not sure, GRU?)"), (C2, "GRU (LSTM)"), (C2, "GRU, LSTM"), *SAYS_OTHERWISE,
 ], ids=lambda v: v if isinstance(v, str) else v[2])
 def test_a_right_option_denied_doubted_taken_back_or_listed_with_another_earns_nothing_unread(question, answer):
     """A careful TA reads what is said about the right option, not only that it is there: each of
@@ -96,11 +116,27 @@ def test_a_right_option_denied_doubted_taken_back_or_listed_with_another_earns_n
     (PAPER, "norm_first=False"), (PAPER, "post-norm, not pre-norm"), (PAPER, "LayerNorm(x + Sublayer(x))"),
     (MODERN, "pre-norm: the sublayer reads a normalized copy, the stream is never rescaled"),
     (C2, "LSTM: its cell state is updated by gated addition, a highway for the gradient"),
+    (C2, "LSTM (Hochreiter & Schmidhuber, 1997)"), (MODERN, "pre-norm (GPT-2, Llama)"),
+    (GPT, "Cross-attention, since GPT has no encoder to attend to."),
+    (GPT, "The cross-attention (there is no encoder output)"),
 ], ids=lambda v: v if isinstance(v, str) else v[2])
 def test_an_explanation_after_the_right_option_keeps_its_marks(question, answer):
     accepted, wrong, what = question
     assert _verdict(lambda a: expect_answer(a, accepted, wrong, what, formulas=blocks.PLACEMENT_FORMULAS),
                     answer) == "accepted"
+
+
+@pytest.mark.parametrize("question, answer", [
+    (MODERN, "RMSNorm first"), (MODERN, "pre-sublayer layer norm"), (MODERN, "pre-norm, maybe with RMSNorm"),
+    (MODERN, "pre-norm, either LayerNorm or RMSNorm"),
+    (C2, "LSTM (long short-term memory), possibly the most famous RNN"),
+], ids=lambda v: v if isinstance(v, str) else v[2])
+def test_a_right_answer_with_more_in_it_goes_to_a_ta_not_to_zero(question, answer):
+    """A hedge or a wrong option's name in the explanation, or the right placement said in other
+    words, is read by a TA: the grader alone never gives it 0."""
+    accepted, wrong, what = question
+    verdict = _verdict(lambda a: expect_answer(a, accepted, wrong, what, formulas=blocks.PLACEMENT_FORMULAS), answer)
+    assert verdict.startswith("review"), verdict
 
 
 def test_a_hedge_is_reviewed_with_the_reason_that_it_hedges():

@@ -14,24 +14,25 @@ from autograder.student_side.student import CheckFailed
 
 # Words after which a named option may be denied rather than given.
 NEGATIONS = frozenset({"not", "no", "never", "unlike", "instead", "rather", "isn", "isnt", "nor", "neither"})
-# Words that turn an answer against what it names, or doubt it, wherever they stand: "anything but
-# the MLP", "post-norm is wrong", "everything except", "other than", "the opposite of", "not really".
-# An answer holding one passes only where each is a denial of a wrong option ("MLP, not attention").
-DOUBTS = NEGATIONS | frozenset({"but", "except", "excluding", "besides", "other", "opposite", "wrong", "incorrect",
-                                "false", "wait", "guess", "sure", "vs", "versus", "apart"})
+# Words the answer itself may hold beside its option ("It is the MLP sublayer"): anything else there
+# ("the MLP holds fewer", "post-norm came later", "anything but the MLP", "LSTM and GRU") may say
+# something else of the option than that it is the answer, so a TA reads it.
+PLAIN = frozenset({"it", "is", "s", "its", "this", "that", "answer", "one", "ones", "called", "named", "yes",
+                   "sublayer", "sublayers", "layer", "layers", "block", "blocks", "network", "networks", "part",
+                   "parts", "module", "modules", "weights", "parameters", "params", "placement", "version",
+                   "variant", "cell", "unit", "and", "position", "wise", "positionwise", "paper", "used", "uses",
+                   "use", "original", "transformer"})
+# In the explanation after the answer, words that call the answer wrong or unsure ("LSTM. Nope.").
+TAKEN_BACK = frozenset({"wrong", "incorrect", "false", "wait", "guess", "sure", "unsure", "nope", "nah", "jk",
+                        "kidding", "doubt", "dunno", "joke"})
 # "no," or "no wait": the answer takes back what came before it.
 _RETRACTION = re.compile(r"\bno\b\s*(?:[,.;:!)\-]|wait\b)", re.IGNORECASE)
-# Words that name no option of their own: an item made only of them adds nothing ("the MLP (FFN) sublayer").
-GENERIC = frozenset({"sublayer", "sublayers", "layer", "layers", "block", "blocks", "network", "networks", "part",
-                     "parts", "module", "modules", "one", "ones", "weights", "parameters", "params", "it", "its",
-                     "this", "that", "here", "yes", "answer", "placement", "version", "variant", "cell", "unit"})
-# Where an answer's explanation starts ("LSTM: its cell state...", "cross-attention, since ...").
-_EXPLAINED = re.compile(r"[:,;]|\s[-\u2013\u2014]\s|\b(?:because|since|as|so|which|where|while|when|due|given)\b",
-                        re.IGNORECASE)
-# Words that, even in the explanation, say the answer is wrong or unsure ("post-norm, it's wrong").
-TAKEN_BACK = frozenset({"wrong", "incorrect", "false", "wait", "guess", "sure", "unsure"})
-# Where one item of a list ends: a second option is written after one of these ("LSTM, GRU").
-_ITEMS = re.compile(r"[,;:?!()\[\]/]|\b(?:and|vs|versus|then|plus)\b", re.IGNORECASE)
+# Where the answer's explanation starts ("LSTM: its cell state...", "cross-attention, since ...",
+# "pre-norm (GPT-2, Llama)").
+_EXPLAINED = re.compile(r"[:,;(]|\.(?:\s|$)|\s[-\u2013\u2014]\s|"
+                        r"\b(?:because|since|as|so|which|where|while|when|due|given)\b", re.IGNORECASE)
+# Marks that strike out or deny what they stand by (a crossed-out ~~LSTM~~, "LSTM \u2260 answer", "\u274c LSTM").
+_ODD = re.compile(r"[~\u00ac\u2260\u2715-\u2718\u274c\u274e]|!=")
 
 
 def normalize(text: object) -> str:
@@ -89,64 +90,77 @@ def placed(text: object, options: Mapping[str, Iterable[str]]) -> dict[str, str]
 
 def expect_answer(value: object, accepted: Iterable[str], wrong: Iterable[str], what: str,
                   formulas: Iterable[tuple[re.Pattern[str], str]] = ()) -> None:
-    """A free-text answer names an accepted option and no wrong one.
+    """A free-text answer names an accepted option and no wrong one, as a careful TA reads it.
 
-    Accepted: the answer in any natural form (articles, capitals, punctuation, a sentence, an
-    explanation after it, a wrong option it denies). Rejected: a wrong option, or a hedge
-    between options ("A or B"). Anything else (an option the grader does not know, a right and a
-    wrong option side by side, a denied right one, the right one beside "or" and an option the
-    grader does not know, the right one doubted, taken back or listed beside something else:
-    ``_doubted``) raises ``NeedsReview``: a TA reads it. ``formulas`` are (pattern, phrase)
-    pairs: text a pattern matches (a formula) is read as that phrase.
+    The answer is what comes before its explanation (``_EXPLAINED``: "LSTM: its cell state ...").
+    Accepted: the answer is the right option in any natural form (articles, capitals, a wrong option
+    it denies: "the MLP, not attention"), and its explanation neither calls it wrong, asks, nor names
+    a wrong option. Rejected: the answer is only a wrong option, or hedges between a right and a wrong
+    one ("A or B"). Anything else (an option the grader does not know, more words in the answer than
+    its option, a question mark, an answer taken back, a wrong option in the explanation) raises
+    ``NeedsReview``: a TA reads it. ``formulas`` are (pattern, phrase) pairs: text a pattern
+    matches (a formula) is read as that phrase.
     """
     answer = as_text(value, what)
     text = answer
     for pattern, phrase in formulas:
         text = pattern.sub(f" {phrase} ", text)
-    hits = placed(text, {"right": accepted, "wrong": wrong})
-    hedged = hedges(text)
-    right, wrong_ = hits.get("right"), hits.get("wrong")
-    if right and wrong_ and hedged:
+    options = {"right": accepted, "wrong": wrong}
+    known = [*accepted, *wrong]
+    cut = next((m.start() for m in _EXPLAINED.finditer(text) if names(text[:m.start()], known)), len(text))
+    head, tail = text[:cut], text[cut:]
+    said, explained = placed(head, options), placed(tail, options)
+    right, wrong_ = said.get("right"), said.get("wrong")
+    if right and wrong_ and hedges(head):
         raise CheckFailed(f"{what}: your answer hedges between options: give one")
-    doubt = _doubted(text, accepted, wrong) if right == "named" else None
-    if right == "named" and wrong_ in (None, "denied") and not hedged and not doubt:
-        return
-    if wrong_ == "named" and right is None:
+    plain = _plain(head, known) and not hedges(head)
+    if right == "named" and wrong_ in (None, "denied") and plain:
+        doubt = _doubted(text, tail, explained)
+        if not doubt:
+            return
+    else:
+        doubt = None
+    if wrong_ == "named" and right is None and plain and "right" not in explained:
         raise CheckFailed(f"{what}: your answer names an option that is not right")
-    why = ("it hedges between options" if hedged else
+    hits = {**explained, **said}
+    why = ("it hedges between options" if hedges(text) else
            "the grader does not know this answer" if not hits else
-           "it names a right and a wrong option" if right == wrong_ == "named" else doubt or "it denies an option")
+           "it names a right and a wrong option" if right == wrong_ == "named" else
+           doubt or ("it says more than the option" if right == "named" and not plain else "it denies an option"))
     raise NeedsReview(f"{what}: a TA will read your answer {quoted(answer)} ({why}); "
                       "its points wait for that review", answer)
 
 
-def _doubted(text: str, accepted: Iterable[str], wrong: Iterable[str]) -> str | None:
-    """Why an answer that names the right option may not mean it, as a careful TA reads it, or
-    None: a question mark; a retraction ("no, ..."); in the answer itself (before the explanation
-    that follows it: "pre-norm: the stream is never rescaled") a word that turns against or doubts
-    what it names (``DOUBTS``) other than one denying a wrong option or one inside an option's own
-    name ("norm_first=False"); in the explanation, a word that calls the answer wrong or unsure
-    (``TAKEN_BACK``); in a short answer, an item beside the right one that names no option the
-    grader knows ("GRU, LSTM": a second option)."""
+def _plain(head: str, known: Iterable[str]) -> bool:
+    """Whether the answer itself holds nothing but options (a wrong one with the negation that
+    denies it) and ``PLAIN`` words, in the characters answers are written with."""
+    if _ODD.search(head):
+        return False
+    w = words(head)
+    spans = _spans(w, known)
+    covered = {i for a, b in spans for i in range(a, b)}
+    covered |= {i for a, _ in spans for i in range(max(0, a - 2), a) if w[i] in NEGATIONS}
+    return all(i in covered or word in PLAIN or len(word) == 1 or word.isdigit() for i, word in enumerate(w))
+
+
+def _doubted(text: str, tail: str, explained: dict[str, str]) -> str | None:
+    """Why an answer that is the right option may still not mean it, or None: a question mark, a
+    retraction ("no, ..."), a mark that strikes it out, or an explanation that calls it wrong or
+    unsure (``TAKEN_BACK``), hedges, names a wrong option, or is a few words that deny ("(not
+    really)") or name something the grader does not know ("LSTM; GRU")."""
     if "?" in text:
         return "it asks rather than answers"
     if _RETRACTION.search(text):
         return "it takes an answer back"
-    cut = next((m.start() for m in _EXPLAINED.finditer(text) if names(text[:m.start()], accepted)), len(text))
-    for part, doubts in ((text[:cut], DOUBTS), (text[cut:], TAKEN_BACK)):
-        w = words(part)
-        spans = _spans(w, [*accepted, *wrong])
-        inside = {i for a, b in spans for i in range(a, b)}
-        denials = {i for a, _ in _spans(w, wrong) for i in range(max(0, a - 2), a) if w[i] in NEGATIONS}
-        if any(word in doubts and i not in denials | inside for i, word in enumerate(w)):
-            return "it may say the option is not the answer"
-    if len(words(text)) <= 6:
-        known = [*accepted, *wrong]
-        for item in _ITEMS.split(text):
-            item_words = words(item)
-            if item_words and not set(item_words) <= GENERIC and not names(item, known) and \
-                    not any(c.isdigit() for c in item):
-                return "it names something else beside the answer"
+    w = words(tail)
+    if set(w) & TAKEN_BACK or _ODD.search(tail) or (len(w) <= 3 and set(w) & NEGATIONS and "wrong" not in explained):
+        return "it may say the option is not the answer"
+    if w and len(w) <= 3 and not explained and not set(w) <= PLAIN and not any(c.isdigit() for c in tail):
+        return "it names something else beside the answer"
+    if hedges(tail):
+        return "its explanation hedges"
+    if explained.get("wrong") == "named":
+        return "its explanation names a wrong option"
     return None
 
 
