@@ -75,7 +75,7 @@ def _on_hidden_input(fn: Callable) -> Callable:
 
 # Whether the check running in this thread is hidden: its messages show no number the student's
 # output sets (code could set it from the hidden input: 1e6 * x[0] as "the largest difference").
-_HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("hidden_check", default=False)
+_HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("hidden_input", default=False)
 
 
 def checks_in(module) -> list[Check]:

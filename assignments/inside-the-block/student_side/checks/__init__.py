@@ -20,6 +20,7 @@ and how far off it was, never the probe values or the expected numbers of a hidd
 """
 from __future__ import annotations
 
+import contextvars
 import functools
 import importlib
 import pkgutil
@@ -64,8 +65,17 @@ def _on_hidden_input(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def run(student):
         student.hidden_input = True
-        return fn(student)
+        hidden = _HIDDEN.set(True)      # and no number the student's output sets is shown (expect_close)
+        try:
+            return fn(student)
+        finally:
+            _HIDDEN.reset(hidden)
     return run
+
+
+# Whether the check running in this thread is hidden: its messages show no number the student's
+# output sets (code could set it from the hidden input: 1e6 * x[0] as "the largest difference").
+_HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("hidden_input", default=False)
 
 
 def checks_in(module) -> list[Check]:
@@ -143,8 +153,8 @@ def expect_close(got, want, what: str, atol: float = ATOL, rtol: float = RTOL) -
     expect(bool(np.isfinite(got).all()), f"{what}: the output has NaN or inf values")
     err = np.abs(got - want)
     ok = err <= atol + rtol * np.abs(want)
-    expect(bool(ok.all()), f"{what}: {'every value is' if not ok.any() else 'some values are'} off "
-                           f"(largest difference {float(err.max()):.3g})")
+    how_far = "" if _HIDDEN.get() else f" (largest difference {float(err.max()):.3g})"   # set from a hidden input
+    expect(bool(ok.all()), f"{what}: {'every value is' if not ok.any() else 'some values are'} off{how_far}")
 
 
 # ---- answers given as values: what form the grader can read ---------------------------------
