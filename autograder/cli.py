@@ -163,8 +163,9 @@ def main(argv=None) -> int:
         print(f"course {args.command}: {for_terminal(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        print(f"course {args.command}: interrupted: no results file was written (a student already written "
-              "into the gradebook stays there); run the command again", file=sys.stderr)
+        kept = " (a student already written into the gradebook stays there)" if args.command == "autograde" else ""
+        print(f"course {args.command}: interrupted: no results file was written{kept}; run the command again",
+              file=sys.stderr)
         return 130
     except OSError as exc:
         if exc.filename is None:        # not a file the command was told to read or write: a bug, in full
