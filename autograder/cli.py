@@ -214,6 +214,11 @@ def _autograde(args) -> int:
         layout = "<student>/" + args.assignment + "/" if args.gradebook else "<student>/"
         raise api.CourseError(f"no submission of {args.assignment} in {submissions} (each is a folder {layout} "
                               f"there); {args.out} and the gradebook are left as they were")
+    left = sorted(set(api.find_submissions(submissions)) - set(students))
+    if left:   # not graded, as nbgrader's autograde grades none of them either: said, so a TA can look
+        print(f"note: {len(left)} folder(s) of {for_terminal(submissions)} hold no {args.assignment}/ submission and "
+              f"are not graded: {', '.join(for_id(sid) for sid in left[:10])}{' ...' if len(left) > 10 else ''}",
+              file=sys.stderr)
     if args.scheduler:   # a scheduler that is refused is refused before anything is read or shown
         from autograder.grader_side import cluster
 

@@ -33,6 +33,7 @@ def test_a_student_of_another_set_is_neither_graded_nor_recorded(course, tmp_pat
                            "--out", str(out)], cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(json.loads(out.read_text())["students"]) == ["alice"]
+    assert "are not graded: bob" in done.stderr     # said, so a TA can look
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
         assert gb.find_submission(A, "alice").score == 100     # every autograded point (C8 waits for a TA)
         with pytest.raises(MissingEntry):
