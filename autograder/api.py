@@ -69,12 +69,7 @@ def find_submissions(folder: Path, assignment: str | None = None,
     """Student id -> folder for the student folders of ``folder``; with ``assignment``, only those
     holding a submission of that set of ``course`` (``submitted.of_set``: in the course's own
     submitted/, those with an ``<assignment>/`` folder, as nbgrader grades them)."""
-    found = submitted.students(folder)
-    if assignment is None:
-        return found
-    course = Course.of(course)
-    nbgrader_layout = Path(folder).resolve() == course.folder("submitted").resolve()
-    return submitted.of_set(found, assignment, course.problem_sets(), nbgrader_layout)
+    return submitted.students(folder, assignment, None if assignment is None else Course.of(course))
 
 
 def submitted_folder(root: Path) -> Path:
@@ -141,7 +136,7 @@ def grade_class(assignment: str | None, submissions: Path, workers: int = 0, tim
         a = Assignment(assignment, course.root)
         for notebook in a.notebooks:
             a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
-        students = find_submissions(submissions, None if student else assignment, course)
+        students = submitted.students(submissions, None if student else assignment, course)
         if only is not None:
             missing = sorted(set(only) - set(students))
             if missing:

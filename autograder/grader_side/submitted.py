@@ -27,7 +27,7 @@ import re
 import stat
 from pathlib import Path
 
-from autograder.course import CourseError
+from autograder.course import Course, CourseError
 
 MAX_BYTES = 20 * 1024 * 1024       # a notebook
 BOOKKEEPING_BYTES = 1000           # timestamp.txt, submission_secret.txt, lms_late.txt
@@ -75,9 +75,11 @@ class FolderRefused(Refused):
     folder's, not the file's."""
 
 
-def students(folder: Path) -> dict[str, Path]:
+def students(folder: Path, assignment: str | None = None, course: Course | None = None) -> dict[str, Path]:
     """Student id -> folder, for every sub-folder of ``folder`` (hidden ones left out). An entry that
-    is a link to a folder is listed too, so that student is graded 0 with the reason, not left out."""
+    is a link to a folder is listed too, so that student is graded 0 with the reason, not left out.
+    With ``assignment`` (a set of ``course``), only the folders holding a submission of it
+    (``of_set``; nbgrader's layout when ``folder`` is the course's own submitted/)."""
     if not folder.is_dir():
         raise CourseError(f"no submissions folder {folder}: pass --submissions DIR "
                           "(holding <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb)")
@@ -87,7 +89,10 @@ def students(folder: Path) -> dict[str, Path]:
             continue
         if entry.is_dir(follow_symlinks=False) or (entry.is_symlink() and entry.is_dir()):
             found[entry.name] = Path(folder) / entry.name
-    return found
+    if assignment is None or course is None:
+        return found
+    nbgrader_layout = Path(folder).resolve() == course.folder("submitted").resolve()
+    return of_set(found, assignment, course.problem_sets(), nbgrader_layout)
 
 
 def of_set(found: dict[str, Path], assignment: str, sets: list[str], nbgrader_layout: bool) -> dict[str, Path]:
