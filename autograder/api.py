@@ -24,8 +24,8 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from autograder.course import Course, CourseError
-from autograder.grader_side import analysis, local, submitted
+from autograder.course import Course, CourseError, student_folders
+from autograder.grader_side import analysis, local
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.results import Results, as_results, refresh
 from autograder.grader_side.sandbox import PRELOAD, starting
@@ -67,9 +67,9 @@ def course_root(folder: Path | None = None) -> Path:
 def find_submissions(folder: Path, assignment: str | None = None,
                      course: Course | Path | None = None) -> dict[str, Path]:
     """Student id -> folder for the student folders of ``folder``; with ``assignment``, only those
-    holding a submission of that set of ``course`` (``submitted.of_set``: in the course's own
+    holding a submission of that set of ``course`` (``Course.submissions``: in the course's own
     submitted/, those with an ``<assignment>/`` folder, as nbgrader grades them)."""
-    return submitted.students(folder, assignment, None if assignment is None else Course.of(course))
+    return Course.of(course).submissions(folder, assignment) if assignment else student_folders(folder)
 
 
 def submitted_folder(root: Path) -> Path:
@@ -136,7 +136,7 @@ def grade_class(assignment: str | None, submissions: Path, workers: int = 0, tim
         a = Assignment(assignment, course.root)
         for notebook in a.notebooks:
             a.cells(notebook)   # fail early, with advice, when the source notebooks are not built
-        students = submitted.students(submissions, None if student else assignment, course)
+        students = course.submissions(submissions, None if student else assignment)
         if only is not None:
             missing = sorted(set(only) - set(students))
             if missing:

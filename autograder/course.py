@@ -76,6 +76,16 @@ class Course:
             raise CourseError(f"--submission={folder}: no such folder; give <student>/<assignment>/ or <student>/")
         return assignment, one.parent, one.name
 
+    def submissions(self, folder: Path, assignment: str | None = None) -> dict[str, Path]:
+        """Student id -> folder for the student folders of ``folder`` (:func:`student_folders`);
+        with ``assignment``, only those holding a submission of it (:func:`of_set`; nbgrader's
+        layout when ``folder`` is this course's own submitted/)."""
+        found = student_folders(folder)
+        if assignment is None:
+            return found
+        nbgrader_layout = Path(folder).resolve() == self.folder("submitted").resolve()
+        return of_set(found, assignment, self.problem_sets(), nbgrader_layout)
+
     def schedule(self) -> list[dict]:
         """The weeks of ``course/schedule.toml`` that release a problem set, in week order."""
         from autograder.compat import tomllib
@@ -149,3 +159,38 @@ def problem_sets(root: Path) -> list[str]:
     folder = Path(root) / "solutions"
     return sorted(p.name for p in folder.iterdir() if (p / "grading" / "__init__.py").is_file()) \
         if folder.is_dir() else []
+
+
+def student_folders(folder: Path) -> dict[str, Path]:
+    """Student id -> folder, for every sub-folder of ``folder`` (hidden ones left out). An entry that
+    is a link to a folder is listed too, so that student is graded 0 with the reason, not left out
+    (nothing below it is read here: ``grader_side/submitted.py`` reads a submission's files)."""
+    if not Path(folder).is_dir():
+        raise CourseError(f"no submissions folder {folder}: pass --submissions DIR "
+                          "(holding <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb)")
+    found = {}
+    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
+        if entry.name.startswith("."):
+            continue
+        if entry.is_dir(follow_symlinks=False) or (entry.is_symlink() and entry.is_dir()):
+            found[entry.name] = Path(folder) / entry.name
+    return found
+
+
+def of_set(found: dict[str, Path], assignment: str, sets: list[str], nbgrader_layout: bool) -> dict[str, Path]:
+    """The student folders of ``found`` that hold a submission of ``assignment``. In nbgrader's
+    layout (a course's submitted/), those with an ``<assignment>/`` folder, as nbgrader's autograde
+    takes them. Elsewhere every one but a folder that holds another of the course's ``sets`` and
+    neither ``<assignment>/`` nor a notebook of its own: that student handed in another set, not
+    this one (an empty folder, or notebooks under other names, is still graded 0 with the reason)."""
+    def holds(folder: Path) -> bool:
+        try:
+            names = {e.name for e in os.scandir(folder)}
+        except OSError:
+            return True                     # unreadable: graded, and the reason says why
+        if assignment in names:             # a link there too: graded 0 with the reason, not left out
+            return True
+        if nbgrader_layout:
+            return False
+        return any(n.endswith(".ipynb") for n in names) or not names & set(sets)
+    return {sid: folder for sid, folder in found.items() if holds(folder)}

@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from autograder.course import student_folders
 from autograder.grader_side import submitted
 
 A = "transformer-block"
@@ -86,7 +87,7 @@ def test_students_are_folders_and_links_to_folders_not_files_or_hidden_entries(r
     os.symlink(root / "honest", root / "linked")
     (root / "notes.txt").write_text("")
     (root / ".ipynb_checkpoints").mkdir()
-    assert list(submitted.students(root)) == ["honest", "linked"]
+    assert list(student_folders(root)) == ["honest", "linked"]
 
 
 @pytest.mark.parametrize("make", [

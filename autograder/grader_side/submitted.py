@@ -27,8 +27,6 @@ import re
 import stat
 from pathlib import Path
 
-from autograder.course import Course, CourseError
-
 MAX_BYTES = 20 * 1024 * 1024       # a notebook
 BOOKKEEPING_BYTES = 1000           # timestamp.txt, submission_secret.txt, lms_late.txt
 # What a notebook under MAX_BYTES may hold, so that no notebook costs the graders or the gradebook's
@@ -73,45 +71,6 @@ class Missing(Refused):
 class FolderRefused(Refused):
     """A folder on the way to the file is refused (a link, or it cannot be opened): the reason is the
     folder's, not the file's."""
-
-
-def students(folder: Path, assignment: str | None = None, course: Course | None = None) -> dict[str, Path]:
-    """Student id -> folder, for every sub-folder of ``folder`` (hidden ones left out). An entry that
-    is a link to a folder is listed too, so that student is graded 0 with the reason, not left out.
-    With ``assignment`` (a set of ``course``), only the folders holding a submission of it
-    (``of_set``; nbgrader's layout when ``folder`` is the course's own submitted/)."""
-    if not folder.is_dir():
-        raise CourseError(f"no submissions folder {folder}: pass --submissions DIR "
-                          "(holding <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb)")
-    found = {}
-    for entry in sorted(os.scandir(folder), key=lambda e: e.name):
-        if entry.name.startswith("."):
-            continue
-        if entry.is_dir(follow_symlinks=False) or (entry.is_symlink() and entry.is_dir()):
-            found[entry.name] = Path(folder) / entry.name
-    if assignment is None or course is None:
-        return found
-    nbgrader_layout = Path(folder).resolve() == course.folder("submitted").resolve()
-    return of_set(found, assignment, course.problem_sets(), nbgrader_layout)
-
-
-def of_set(found: dict[str, Path], assignment: str, sets: list[str], nbgrader_layout: bool) -> dict[str, Path]:
-    """The student folders of ``found`` that hold a submission of ``assignment``. In nbgrader's
-    layout (a course's submitted/), those with an ``<assignment>/`` folder, as nbgrader's autograde
-    takes them. Elsewhere every one but a folder that holds another of the course's ``sets`` and
-    neither ``<assignment>/`` nor a notebook of its own: that student handed in another set, not
-    this one (an empty folder, or notebooks under other names, is still graded 0 with the reason)."""
-    def holds(folder: Path) -> bool:
-        try:
-            names = {e.name for e in os.scandir(folder)}
-        except OSError:
-            return True                     # unreadable: graded, and the reason says why
-        if assignment in names:             # a link there too: graded 0 with the reason, not left out
-            return True
-        if nbgrader_layout:
-            return False
-        return any(n.endswith(".ipynb") for n in names) or not names & set(sets)
-    return {sid: folder for sid, folder in found.items() if holds(folder)}
 
 
 def layouts(assignment: str, filename: str, nbgrader_only: bool = False) -> tuple[tuple[str, ...], ...]:

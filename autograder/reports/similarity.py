@@ -354,13 +354,12 @@ def given_cells(a) -> list[Cell]:
 def run(assignment: str, root: Path, threshold: float = THRESHOLD) -> Comparison:
     """Compare every submission of ``assignment`` in the course at ``root`` (its submitted/ folder)."""
     from autograder.course import Course
-    from autograder.grader_side import submitted
     from autograder.grader_side.assignment import Assignment
 
     a = Assignment(assignment, root)
     given = given_cells(a)
     course = Course.of(root)
-    students = submitted.of_set(submitted.students(course.folder("submitted")), a.name, course.problem_sets(), True)
+    students = course.submissions(course.folder("submitted"), a.name)
     subs = [read_submission(sid, path, a.name, a.notebooks) for sid, path in students.items()]
     return compare(a.name, subs, given, threshold)
 
