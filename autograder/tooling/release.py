@@ -153,10 +153,16 @@ def make_course(root: Path, assignment: str, source: Course | Path | None = None
 
 
 def _uncommitted(path: Path, root: Path) -> bool:
+    """Whether git sees edits under the set's source folder ``path``, beyond what a release writes
+    there itself (the notebooks built from their text form, the runtime's copy, Python's caches), so a
+    course folder without the kit's ``.gitignore`` is not warned on every release after its first."""
     try:
-        out = subprocess.run(["git", "status", "--porcelain", "--", str(path)], cwd=root,
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(["git", "-c", "core.quotePath=false", "-c", "status.relativePaths=true", "status",
+                              "--short", "--untracked-files=all", "--", str(path)],
+                             cwd=root, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
-    return out.returncode == 0 and any(not line.endswith(".ipynb") and "__pycache__/" not in line
-                                       for line in out.stdout.splitlines())   # Python's caches are no edit
+    shipped = {(path / "student_side" / p.relative_to(RUNTIME)).resolve() for p in RUNTIME.rglob("*.py")}
+    edited = [(Path(root) / line[3:].strip('"')).resolve() for line in out.stdout.splitlines()]
+    return out.returncode == 0 and any(f.suffix != ".ipynb" and "__pycache__" not in f.parts and f not in shipped
+                                       for f in edited)
