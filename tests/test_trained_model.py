@@ -1,14 +1,15 @@
-"""Week 5's trained model is built once by the release and shipped, not retrained by the notebook:
-``course release`` trains the build notebook's ``TinyLM`` on the copy-first task (the set's
-``copy_first.py``, in a child Python with torch's kernels pinned) and writes its state_dict as
-``trained/copy_first.pt`` into the set's folder and so into the release; the notebook loads it.
-The release's file is what a fresh training makes, byte for byte, and releasing twice changes
-nothing. (That the hidden checks grade as before is ``test_every_set``'s: full marks for the
-reference, none for the untouched release, in both graders.)"""
+"""Week 5's trained model is trained once and shipped, not retrained by the notebook: the build
+notebook's ``TinyLM`` trained on the copy-first task (the set's ``copy_first.py``, in a child Python
+with torch's kernels pinned), committed as ``solutions/inside-the-block/trained/copy_first.pt`` and
+so copied into the release; the notebook loads it. A fresh training comes within 1e-4 of the
+committed weights on any machine (the same bytes only on one CPU), a set folder without them builds
+them, and releasing twice changes nothing. (That the hidden checks grade as before is
+``test_every_set``'s: full marks for the reference, none for the untouched release, in both graders.)"""
 from __future__ import annotations
 
 import hashlib
 import importlib
+import io
 import shutil
 
 import nbformat
@@ -44,13 +45,22 @@ def _files(folder):
             if p.is_file() and "__pycache__" not in p.parts}
 
 
-def test_the_release_ships_the_weights_a_fresh_training_makes(made):
+def test_the_release_ships_the_committed_weights(made):
     shipped = (made.release_dir / WEIGHTS).read_bytes()
     assert (made.source_dir / WEIGHTS).read_bytes() == shipped, "the source notebook loads the release's weights"
+    assert _sha(shipped) == _sha((REPO / "solutions" / SET / WEIGHTS).read_bytes()), "the committed ones"
     source = REPO / "solutions" / SET / "copy_first.py"
     assert (made.release_dir / "copy_first.py").read_bytes() == source.read_bytes(), "the training ships with it"
-    fresh = _set_module("grading.built").trained_bytes(REPO / "solutions" / SET)   # its own child Python
-    assert _sha(shipped) == _sha(fresh)
+
+
+def _close(fresh: bytes, committed: bytes) -> None:
+    """A fresh training is the committed weights to 1e-4 (a model cell or copy_first.py changed
+    without retraining is caught; another CPU's last bits are not: see grading/built.py)."""
+    a, b = (torch.load(io.BytesIO(data), weights_only=True) for data in (fresh, committed))
+    assert a.keys() == b.keys()
+    far = {name: float((a[name] - b[name]).abs().max())
+           for name in a if not torch.allclose(a[name], b[name], atol=1e-4)}
+    assert not far, f"retrain and commit the weights (see grading/built.py): largest differences {far}"
 
 
 def test_the_shipped_weights_are_the_notebook_model_trained(made):
@@ -136,8 +146,9 @@ def test_the_notebook_loads_the_shipped_weights_without_training(made, tmp_path)
 
 
 def test_nbgrader_generate_assignment_alone_ships_the_weights(tmp_path):
-    """A TA's fresh clone (no built files in solutions/, which git ignores) released with nbgrader's
-    own command gets the same trained weights as `course release`, so the notebook can load them."""
+    """A set folder without its trained weights, released with nbgrader's own command, trains them
+    (one fresh training, in its own child Python) and ships what a training makes: the committed
+    weights, to 1e-4, so the notebook can load them."""
     from autograder.tooling.authoring import build
     from autograder.tooling.release import nbgrader
 
@@ -149,4 +160,5 @@ def test_nbgrader_generate_assignment_alone_ships_the_weights(tmp_path):
     nbgrader("generate_assignment", SET, "--force", "--log-level=WARN", repo=tmp_path)
     shipped = tmp_path / "assignments" / SET / WEIGHTS
     assert shipped.is_file(), "nbgrader generate_assignment released no trained weights"
-    assert shipped.read_bytes() == (REPO / "assignments" / SET / WEIGHTS).read_bytes()
+    assert shipped.read_bytes() == (tmp_path / "solutions" / SET / WEIGHTS).read_bytes()
+    _close(shipped.read_bytes(), (REPO / "solutions" / SET / WEIGHTS).read_bytes())

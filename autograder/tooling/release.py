@@ -50,8 +50,8 @@ class ShipRuntime(Preprocessor):
 
 def ship_built_files(source_dir: Path, release_dir: Path) -> None:
     """Put the files a set builds (``grading/built.py``'s ``FILES``) into ``release_dir``, building
-    them first where the source folder lacks them (a fresh clone, where git ignores them), so that
-    ``nbgrader generate_assignment`` alone releases what ``course release`` does."""
+    them first where the source folder lacks them (week 5 commits its trained weights; a set that
+    does not), so that ``nbgrader generate_assignment`` alone releases what ``course release`` does."""
     builder = _builder(source_dir)
     if builder is None:
         return

@@ -1,13 +1,20 @@
-"""What ``course release`` builds into this set's folder before nbgrader copies the folder into the
-release: the build notebook's ``TinyLM`` trained on the copy-first task, as ``trained/copy_first.pt``
-(its state_dict, about 70 kB), which the notebook loads instead of training on every run.
+"""The files this set builds into its folder, which nbgrader copies into the release: the build
+notebook's ``TinyLM`` trained on the copy-first task, as ``trained/copy_first.pt`` (its state_dict,
+about 70 kB), which the notebook loads instead of training on every run.
+
+The weights are committed with the set (``solutions/inside-the-block/trained/``), so every release
+ships the same bytes on every machine: ``build`` trains only where the file is missing. A training
+is the same byte for byte on one machine (a child Python with torch's CPU kernels pinned: one
+thread, the portable kernels, MKL's compatible code path), but not from one CPU to another (an AMD
+EPYC with AVX2 lands within 5e-6 of the committed weights, not on them), which is why the trained
+file is a source, not a product of each release.
 
 The training is ``copy_first.trained_model`` (``../copy_first.py``, shipped with the notebook, whose
 optional retrain cell runs it too) on the ``TinyLM`` class of the notebook's own model cell, so the
-weights fit the model exactly as students have it. It runs in a child Python with torch's CPU
-kernels pinned (one thread, the portable kernels, MKL's compatible code path): the file comes out
-the same byte for byte on every run and every x86 machine with the same torch, so releasing twice
-changes nothing and the committed release stays what a release makes.
+weights fit the model exactly as students have it. After changing that cell or ``copy_first.py``,
+retrain and commit: ``python solutions/inside-the-block/grading/built.py solutions/inside-the-block
+solutions/inside-the-block/trained/copy_first.pt``, then ``course release inside-the-block``
+(``tests/test_trained_model.py`` fails until the committed weights are what a training makes, to 1e-4).
 
 Run as a script, ``python built.py SET_FOLDER OUT``, it is that child: it trains and writes OUT.
 """
@@ -31,11 +38,11 @@ SETUP = "import math\nimport torch\nimport torch.nn as nn\nimport torch.nn.funct
 
 
 def build(source_dir: Path) -> list[Path]:
-    """Write ``trained/copy_first.pt`` into ``source_dir`` (a copy of this set's folder) from a
-    fresh training; a file already holding those bytes is left untouched. Returns the files."""
+    """Write ``trained/copy_first.pt`` into ``source_dir`` (a copy of this set's folder) from a fresh
+    training where it is missing; the committed file is left untouched. Returns the files."""
     target = Path(source_dir) / WEIGHTS
-    data = trained_bytes(Path(source_dir))
-    if not (target.is_file() and target.read_bytes() == data):
+    if not target.is_file():
+        data = trained_bytes(Path(source_dir))
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
     return [target]
