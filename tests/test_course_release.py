@@ -22,6 +22,8 @@ def repo(tmp_path) -> Path:
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
     subprocess.run([*git, "commit", "-qm", "course"], check=True)
+    for name, value in (("status.branch", "true"), ("color.status", "always")):   # a TA's own settings
+        subprocess.run([*git, "config", name, value], check=True)                  # change no warning
     return tmp_path
 
 

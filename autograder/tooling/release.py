@@ -155,14 +155,25 @@ def make_course(root: Path, assignment: str, source: Course | Path | None = None
 def _uncommitted(path: Path, root: Path) -> bool:
     """Whether git sees edits under the set's source folder ``path``, beyond what a release writes
     there itself (the notebooks built from their text form, the runtime's copy, Python's caches), so a
-    course folder without the kit's ``.gitignore`` is not warned on every release after its first."""
+    course folder without the kit's ``.gitignore`` is not warned on every release after its first.
+    Read from ``--porcelain -z``, which no git setting of the user's changes (paths from the top of
+    the repository, unquoted; a rename's old path follows it)."""
     try:
-        out = subprocess.run(["git", "-c", "core.quotePath=false", "-c", "status.relativePaths=true", "status",
-                              "--short", "--untracked-files=all", "--", str(path)],
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=root,
+                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run(["git", "status", "--porcelain", "-z", "--untracked-files=all", "--", str(path)],
                              cwd=root, capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired):
         return False
+    if top.returncode != 0 or out.returncode != 0:
+        return False
+    entries, edited = out.stdout.split("\0"), []
+    while entries:
+        entry = entries.pop(0)
+        if len(entry) > 3:
+            edited.append(entry[3:])
+            if entry[0] in "RC" and entries:
+                edited.append(entries.pop(0))      # the old path of a rename or copy
     shipped = {(path / "student_side" / p.relative_to(RUNTIME)).resolve() for p in RUNTIME.rglob("*.py")}
-    edited = [(Path(root) / line[3:].strip('"')).resolve() for line in out.stdout.splitlines()]
-    return out.returncode == 0 and any(f.suffix != ".ipynb" and "__pycache__" not in f.parts and f not in shipped
-                                       for f in edited)
+    files = [(Path(top.stdout.strip()) / name).resolve() for name in edited]
+    return any(f.suffix != ".ipynb" and "__pycache__" not in f.parts and f not in shipped for f in files)
