@@ -86,6 +86,7 @@ def _train(source_dir: Path, out: Path) -> None:
 
 
 if __name__ == "__main__":
+    os.environ.update(PINNED)   # before torch loads (in _train): run by hand too, the training is pinned
     folder = Path(sys.argv[1]).resolve()
     sys.path[0] = str(folder)   # the set's folder instead of grading/ (whose names are not the notebook's)
     _train(folder, Path(sys.argv[2]))
