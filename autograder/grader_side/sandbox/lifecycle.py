@@ -172,9 +172,10 @@ def _end_session(pidfd: int, ctx: Context, slot: int) -> None:
     if ctx.namespaces:
         return
     if ctx.plan and ctx.plan.get("dedicated"):
+        me = os.getpid()
         pid = os.fork()
         if pid == 0:
-            sweep(slot_uid(slot), session_gid(slot_uid(slot), ctx))
+            sweep(slot_uid(slot), session_gid(slot_uid(slot), ctx), parent=me)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
     else:
@@ -431,15 +432,21 @@ def remove_files_of(uid: int) -> None:
                 stack.append(entry.path)
 
 
-def sweep(uid: int, gid: int) -> None:
+def sweep(uid: int, gid: int, parent: int | None = None) -> None:
     """Body of a process forked to end every process of ``uid``. Never returns.
 
     It becomes ``uid`` entirely, so ``kill(-1, SIGKILL)`` reaches exactly that uid's processes,
     all at once under the kernel's task list lock (a process that keeps forking cannot slip
-    between a listing and a kill), then checks /proc; bounded. Exit status 0: none is left."""
+    between a listing and a kill), then checks /proc; bounded. Exit status 0: none is left.
+    With ``parent`` (P's sweep when its grader died), it dies with that process: a living grader
+    that ends P has its slot's sessions to start again, which a late sweep must not reach."""
     try:
         _reset_signals()
         syscalls.drop_uid(uid, gid)
+        if parent is not None:      # after the uid change, which clears a parent-death signal
+            syscalls.prctl(syscalls.PR_SET_PDEATHSIG, signal.SIGKILL)
+            if os.getppid() != parent:
+                _exit(1)
         for _ in range(_SWEEPS):
             try:
                 os.kill(-1, signal.SIGKILL)
