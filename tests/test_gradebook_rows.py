@@ -1,11 +1,13 @@
 """A student recorded for the first time gets exactly the gradebook rows nbgrader's own
 ``add_submission`` makes (the recorder writes them as multi-row inserts): the same tables, rows,
-order and defaults, in two private copies of the course's gradebook."""
+order and defaults, in two private copies of the course's gradebook; a first grading and a re-grade
+leave the rows nbgrader's own preprocessors leave, and the same bytes in autograded/."""
 import copy
 import shutil
 import sqlite3
 from collections.abc import Callable
 
+import nbformat
 import pytest
 from nbgrader.api import Gradebook
 from nbgrader.utils import parse_utc
@@ -17,7 +19,7 @@ from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.pipeline import Outcome
 from autograder.grader_side.results import StudentResult
 from autograder.nbgrader.outputs import write_outcomes
-from autograder.nbgrader.recorder import RECORD, SANITIZE, Recorder, _NewSubmission, _read, _timestamp
+from autograder.nbgrader.recorder import RECORD, SANITIZE, Recorder, _NewSubmission, _timestamp
 from autograder.tooling.sampleclass import write_submission
 from nbgrader_course import ASSIGNMENT, clone_course
 
@@ -100,8 +102,9 @@ def fail(check: int, review: bool = False) -> Callable:
 def nbgraders_own(root, student: str, result: StudentResult, folder) -> None:
     """What ``nbgrader autograde`` does with a student it finds in the gradebook, with the course's
     preprocessors as its config lists them, each opening the gradebook itself (nothing lent):
-    ``update_or_create_submission`` with the timestamp, then, per notebook, sanitizing and
-    SaveAutoGrades, MarkForReview, AssignLatePenalties on the notebook the recorder makes."""
+    ``update_or_create_submission`` with the timestamp, then, per notebook, read by nbformat,
+    sanitizing and SaveAutoGrades, MarkForReview, AssignLatePenalties on the notebook the recorder
+    makes, written into autograded/ by nbformat."""
     course, a = Course.of(root), Assignment(ASSIGNMENT, root)
     db_url = f"sqlite:///{root / 'gradebook.db'}"
     when, _ = _timestamp(*submitted.bookkeeping(folder, ASSIGNMENT))
@@ -115,7 +118,7 @@ def nbgraders_own(root, student: str, result: StudentResult, folder) -> None:
     look = [row.id for qid in result.needs_manual_grade if qid in result.questions
             for row in result.questions[qid].checks]
     for notebook in a.notebooks:
-        nb = _read(folder, a, notebook)
+        nb = nbformat.read(folder / f"{notebook}.ipynb", as_version=4)   # nbformat's own reader
         resources = {"unique_key": notebook, "nbgrader": {"student": student, "assignment": ASSIGNMENT,
                                                           "notebook": notebook, "db_url": db_url}}
         for pp in SANITIZE:
@@ -124,6 +127,14 @@ def nbgraders_own(root, student: str, result: StudentResult, folder) -> None:
                                "look": [cid for cid in look if cid in a.tests(notebook)]}
         for pp in RECORD:
             nb, resources = pp(config=course.config)(nb, resources)
+        dest = course.folder("autograded", student, ASSIGNMENT)
+        dest.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, dest / f"{notebook}.ipynb")       # as nbgrader's FilesWriter writes it
+
+
+def autograded(root) -> dict[str, bytes]:
+    """Every notebook in the course's autograded/ folder, by path, as bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted((root / "autograded").rglob("*.ipynb"))}
 
 
 @pytest.fixture(scope="module")
@@ -172,6 +183,7 @@ def test_a_regrade_leaves_the_rows_nbgraders_own_preprocessors_leave(graded_once
     assert mine.keys() == nbgraders.keys()
     for table in nbgraders:
         assert mine[table] == nbgraders[table], table
+    assert len(autograded(ours)) == 2 * len(REGRADE) and autograded(ours) == autograded(theirs)
     before, after = every_row(root), mine
     assert before != after
     with Gradebook(f"sqlite:///{ours / 'gradebook.db'}") as gb:   # each change is there
@@ -228,3 +240,4 @@ def test_a_first_grading_leaves_the_rows_nbgraders_own_preprocessors_leave(cours
     mine, nbgraders = named_rows(ours), named_rows(theirs)
     for table in nbgraders:
         assert mine[table] == nbgraders[table], table
+    assert len(autograded(ours)) == 2 * len(times) - 1 and autograded(ours) == autograded(theirs)
