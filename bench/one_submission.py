@@ -16,7 +16,10 @@ side, each ``--repeats`` times (the median is printed):
   run_autograder runs it), until results.json is written and the process ended; a fresh ROOT
   each repeat, as each submission gets a fresh container;
 - (c) stock ``nbgrader autograde`` of the same student in a throwaway copy of the course
-  configured with nbgrader's own ``Execute`` (``tooling.stock.use_stock_nbgrader``).
+  configured with nbgrader's own ``Execute`` (``tooling.stock.use_stock_nbgrader``);
+- (d) the machine's yardstick: a fresh interpreter that imports torch and ends, the floor of (a)
+  and (b), whose sandboxed process must import torch before it runs student code (2.5 s on a
+  machine where (a) took 4.6 s), to read the target against.
 
 For (a) and (b) the time is split along the grader's path, from the time marks the sandbox
 writes where ``AUTOGRADER_TIME_MARKS`` names a file (``grader_side/sandbox/marks.py``):
@@ -178,6 +181,12 @@ def stock_autograde(stock: Path) -> dict:
     return timed_process(command, stock, env)
 
 
+def torch_import() -> dict:
+    """A fresh interpreter that imports torch and ends: every route's floor (the sandbox's process
+    imports torch before it runs a line of student code, and the checks need it)."""
+    return timed_process([sys.executable, "-c", "import torch"], REPO, dict(os.environ))
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
@@ -217,11 +226,12 @@ def main(argv: list[str] | None = None) -> int:
         notebooks = make_course(course)
         package = gradescope_package(course, folder)
         stock = stock_course(course, folder / "stock")
-        grade, gradescope, nbgrader = [], [], []
-        for i in range(args.repeats):     # interleaved: a busy moment of the machine hits all three
+        grade, gradescope, nbgrader, floor = [], [], [], []
+        for i in range(args.repeats):     # interleaved: a busy moment of the machine hits all four
             grade.append(course_grade(course, notebooks, folder / f"grade{i}.json", folder / "marks"))
             gradescope.append(run_autograder(package, notebooks, folder / f"gradescope{i}", folder / "marks"))
             nbgrader.append(stock_autograde(stock))
+            floor.append(torch_import())
     stock_seconds = median([r["seconds"] for r in nbgrader])
     print(f"one honest submission ({ASSIGNMENT}: concepts.ipynb and build.ipynb), {args.repeats} run(s) each, "
           f"median; {os.cpu_count()} cores")
@@ -230,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
         report(name, runs, stock_seconds)
     print(f"{'(c) stock nbgrader autograde (hidden tests in the kernel)':58} {stock_seconds:6.2f} s  "
           f"(runs: {seconds(nbgrader)}; core time {median([r['core'] for r in nbgrader]):.2f} s)")
+    print(f"{'(d) the floor: a fresh interpreter importing torch':58} {median([r['seconds'] for r in floor]):6.2f} s  "
+          f"(runs: {seconds(floor)}; what every route above waits for before it grades, on this machine)")
     scores = {r["score"] for r in grade + gradescope}
     if scores != {100.0}:
         print(f"the reference did not score full marks in every run: {sorted(scores)}")
