@@ -16,8 +16,9 @@ only as quiet as the machine: the load average before the first run is printed t
 
 Goal: under 5 s quiet and under 15 s with two busy loops on a 2-core machine. The notebook loads
 the model the course trained once (``trained/copy_first.pt``, committed with the set) instead of
-training it on every run: when it trained (on torch's default threads), the solved notebook took 40 s of wall time and 25 CPU-s here
-on a machine already busy with other work (load average 8), and 123 s beside two busy loops.
+training it on every run: when it trained (on torch's default threads), the solved notebook took
+40 s of wall time and 25 CPU-s here on a machine already busy with other work (load average 8), and
+123 s beside two busy loops.
 """
 from __future__ import annotations
 
