@@ -29,6 +29,7 @@ import week4
 from autograder.compat import tomllib
 from autograder.escape import for_terminal
 from autograder.grader_side.assignment import REPO, Assignment
+from autograder.grader_side.sandbox.marks import ENV as MARKS
 from autograder.tooling import gradescope
 from autograder.tooling.sampleclass import write_submission
 from docker_seccomp import run_under
@@ -118,12 +119,13 @@ def unpack(package: Path, target: Path) -> None:
 
 
 def run_autograder_streams(package: Path, root: Path, upload: dict[str, bytes] | None = None, python=sys.executable,
-                           build=None, namespaces_refused: bool = False) -> tuple[dict, subprocess.CompletedProcess]:
+                           build=None, namespaces_refused: bool = False,
+                           marks: Path | None = None) -> tuple[dict, subprocess.CompletedProcess]:
     """Gradescope's layout at ``root``, the upload in submission/, run_autograder run as Gradescope
     runs it (copied to <root>/run_autograder, working folder <root>); returns results.json and the
     finished process (its stdout and stderr are what Gradescope records as the autograder's stdout).
     ``namespaces_refused``: under Docker's default treatment of namespaces, as in Gradescope's
-    containers (tests/docker_seccomp.py)."""
+    containers (tests/docker_seccomp.py). ``marks``: the file the sandbox's time marks go to."""
     for part in ("source", "submission", "results"):
         (root / part).mkdir(parents=True)
     unpack(package, root / "source")
@@ -136,6 +138,8 @@ def run_autograder_streams(package: Path, root: Path, upload: dict[str, bytes] |
     # No PYTHONPATH: run_autograder must import the package's own copy of the kit.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(AUTOGRADER_ROOT=str(root), COURSE_PYTHON=str(python))
+    if marks is not None:
+        env[MARKS] = str(marks)
     command = [str(root / "run_autograder")]
     if namespaces_refused:
         # As root, the session's uid must read the Python (else weak isolation stops; it never grades as
@@ -292,8 +296,10 @@ def test_bash_accepts_the_scripts(package, tmp_path, script):
 
 def test_the_reference_in_a_folder_scores_full_marks(package, tmp_path):
     upload = {f"transformer-block/{k}": v for k, v in notebooks(tmp_path / "nb").items()}
-    doc, done = run_autograder_streams(package, tmp_path / "root", upload)
+    doc, done = run_autograder_streams(package, tmp_path / "root", upload, marks=tmp_path / "marks")
     assert doc["score"] == 100 and sum(t["max_score"] for t in doc["tests"]) == 100
+    started = [line.split()[0] for line in (tmp_path / "marks").read_text().splitlines()]
+    assert started.count("sandbox-start") == 1, started   # the one started beside loading the set
     assert all(t["status"] == "passed" and t["score"] == t["max_score"] for t in doc["tests"])
     checks = {c.id: c for c in all_checks()}
     for t in doc["tests"]:

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from autograder.grader_side import analysis
-from autograder.grader_side.sandbox import grading_sandbox, starting
+from autograder.grader_side.sandbox import PRELOAD_ONE, grading_sandbox, starting
 from autograder.grader_side.sandbox.marks import ENV as MARKS
+from autograder.student_side.student import Student
 
 pytestmark = pytest.mark.sandboxed
 
@@ -51,6 +52,19 @@ def test_grading_takes_the_sandbox_started_early_and_its_warm_process_outlives_t
                 with sandbox.open(notebook) as session:
                     assert all(entry["ok"] for entry in session.load_report), session.load_report
             assert sandbox.events == [] and sandbox.zygote_pid == started_with
+
+
+def test_a_student_who_plots_is_graded_where_pyplot_is_not_preloaded(tmp_path):
+    """One submission's sandbox leaves pyplot out of its warm process (``PRELOAD_ONE``): a cell
+    that imports it imports it in the session, and plots as in a class's sandbox."""
+    with starting(TIMEOUT, (tmp_path,), preload=PRELOAD_ONE):
+        with grading_sandbox(TIMEOUT, hide=(tmp_path,), preload=PRELOAD_ONE) as sandbox:
+            plots = ["import matplotlib.pyplot as plt", "plt.plot([1, 2], [3, 4])\nplt.savefig('plot.png')",
+                     "import os\nsize = os.path.getsize('plot.png')"]
+            with sandbox.open(plots) as session:
+                assert all(entry["ok"] for entry in session.load_report), session.load_report
+                assert Student(session.request).value("size") > 1000
+            assert sandbox.preload == PRELOAD_ONE and sandbox.events == []
 
 
 def test_a_sandbox_nobody_takes_is_closed_when_the_block_ends(tmp_path):

@@ -15,7 +15,7 @@ from autograder.course import CourseError
 from autograder.grader_side import pipeline
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.results import Results, StudentResult
-from autograder.grader_side.sandbox import SandboxError, grading_sandbox
+from autograder.grader_side.sandbox import PRELOAD, PRELOAD_ONE, SandboxError, grading_sandbox
 
 
 def grade_students(a: Assignment, students: dict[str, Path], workers: int, timeout: float,
@@ -32,7 +32,8 @@ def grade_students(a: Assignment, students: dict[str, Path], workers: int, timeo
     workers = workers or os.cpu_count() or 1
     results: dict[str, StudentResult] = {}
     try:
-        sandbox = grading_sandbox(timeout, hide=hide, allow_weak_isolation=allow_weak_isolation)
+        sandbox = grading_sandbox(timeout, hide=hide, allow_weak_isolation=allow_weak_isolation,
+                                  preload=PRELOAD if len(students) > 1 else PRELOAD_ONE)
     except SandboxError as exc:
         raise CourseError(str(exc)) from None
     with sandbox:

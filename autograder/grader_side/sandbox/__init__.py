@@ -78,20 +78,25 @@ from pathlib import Path
 from .host import ChildDied, Limits, Sandbox, SandboxError, Session
 from .marks import mark
 
-__all__ = ["PRELOAD", "ChildDied", "Limits", "Sandbox", "SandboxError", "Session", "grading_sandbox", "limits",
-           "starting"]
+__all__ = ["PRELOAD", "PRELOAD_ONE", "ChildDied", "Limits", "Sandbox", "SandboxError", "Session", "grading_sandbox",
+           "limits", "starting"]
 
 REPO = Path(__file__).resolve().parents[3]   # the checkout: autograder/grader_side/sandbox/__init__.py
 # Warm modules every child gets for free: numpy and torch, and pyplot for a student's scratch plots.
 PRELOAD = ("numpy", "torch", "matplotlib.pyplot")
+# One submission on its own (``course grade``, Gradescope, pytest --submission): the warm process's
+# start is what the grader waits for, and pyplot is 0.7 s of it (3.5 s in all on a machine where
+# importing torch takes 2.5 s); a student whose cell imports pyplot pays that once, in their session.
+PRELOAD_ONE = ("numpy", "torch")
 
 
-def grading_sandbox(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = False) -> Sandbox:
+def grading_sandbox(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = False,
+                    preload: tuple[str, ...] = PRELOAD) -> Sandbox:
     """The sandbox submissions are graded in (``course autograde`` and ``nbgrader autograde`` alike),
     started: the package's checkout, the home directory and ``hide`` are hidden from it. Inside a
     ``starting`` block with the same arguments, the one that block started (waited for if it is
     still starting; what its start raised is raised here)."""
-    key = _key(timeout, hide, allow_weak_isolation)
+    key = _key(timeout, hide, allow_weak_isolation, preload)
     mark("sandbox-wanted")
     with _early_lock:
         early = _early.pop(key, None)
@@ -103,18 +108,18 @@ def grading_sandbox(timeout: float, hide: Sequence = (), allow_weak_isolation: b
     return early.result()
 
 
-# What a grading sandbox is started with: (timeout, every path hidden, allow_weak_isolation).
-_Key = tuple[float, tuple[Path, ...], bool]
+# What a grading sandbox is started with: (timeout, every path hidden, allow_weak_isolation, preload).
+_Key = tuple[float, tuple[Path, ...], bool, tuple[str, ...]]
 
 
-def _key(timeout: float, hide: Sequence, allow_weak_isolation: bool) -> _Key:
+def _key(timeout: float, hide: Sequence, allow_weak_isolation: bool, preload: Sequence[str]) -> _Key:
     return float(timeout), tuple(sorted({REPO, Path.home(), *(Path(p).resolve() for p in hide)})), \
-        bool(allow_weak_isolation)
+        bool(allow_weak_isolation), tuple(preload)
 
 
 def _sandbox(key: _Key) -> Sandbox:
-    timeout, paths, allow_weak_isolation = key
-    return Sandbox(limits(timeout), preload=PRELOAD, hide=list(paths), allow_weak_isolation=allow_weak_isolation)
+    timeout, paths, allow_weak_isolation, preload = key
+    return Sandbox(limits(timeout), preload=preload, hide=list(paths), allow_weak_isolation=allow_weak_isolation)
 
 
 class _Starting:
@@ -163,9 +168,10 @@ _early_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def starting(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = False) -> Iterator[None]:
+def starting(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = False,
+             preload: tuple[str, ...] = PRELOAD) -> Iterator[None]:
     """Start, now and in a background thread, the sandbox ``grading_sandbox(timeout, hide,
-    allow_weak_isolation)`` starts, for that call inside the block to take. One submission is
+    allow_weak_isolation, preload)`` starts, for that call inside the block to take. One submission is
     graded in a process of its own (``course grade``, Gradescope's run): its warm process imports
     torch and probes the isolation (seconds) on another core while this process loads the set
     (which imports torch too), instead of after it. Nothing changes in the sandbox itself: the
@@ -176,9 +182,12 @@ def starting(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = F
     over and over, for about a third of the import time, and free almost nothing. It is on again
     once the sandbox is taken, or when the block ends.
 
+    Each caller grades one student and gives ``PRELOAD_ONE``, which ``grade_students`` asks for
+    when it grades one.
+
     A sandbox no call took is closed when the block ends (once it has started: its start is not
     cut short). Inside a block already starting the same sandbox, nothing more is started."""
-    key = _key(timeout, hide, allow_weak_isolation)
+    key = _key(timeout, hide, allow_weak_isolation, preload)
     with _early_lock:
         early = None if key in _early else _early.setdefault(key, _Starting(key))
     try:
