@@ -442,8 +442,10 @@ def _read(folder: Path, a: Assignment, notebook: str) -> Any:
 
 def _notebook_json(nb: Any) -> str:
     """The bytes ``nbformat.write`` writes for ``nb`` (tests/test_gradebook_rows.py holds them
-    equal), without its schema check, a log line nobody reads here, and its copy of ``nb``, which
-    this changes (its lines split, its transient fields dropped) and nothing reads afterwards."""
+    equal), without its copy of ``nb``, which this changes (its lines split, its transient fields
+    dropped) and nothing reads afterwards, and without its schema check: ``nb`` was checked, its
+    cell ids repaired, when it was read (``nbformat.reads``), and nbgrader's steps and the outputs
+    written since keep it valid (where one did not, the check would only log it)."""
     text = json.dumps(strip_transient(split_lines(nb)), cls=BytesEncoder, indent=1, sort_keys=True,
                       separators=(",", ": "), ensure_ascii=False)
     return text if text.endswith("\n") else text + "\n"

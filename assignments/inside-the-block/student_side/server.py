@@ -146,12 +146,9 @@ def _run_module(module, header, blobs, forbid, reached):
 
 
 def _watch(forbid, reached, run):
-    """Run ``run()`` with a tripwire on the forbidden builtins; record which were reached.
-
-    A ``torch.nn`` module class is caught by its ``forward``; only the other names (torch
-    functions) need a TorchFunctionMode, which sends every torch call through Python."""
+    """Run ``run()`` with a tripwire on the forbidden builtins; record which were reached."""
+    watched = set().union(*forbid.values())
     banned_classes = {cls: banned for banned, names in forbid.items() for cls in map(_module_class, names) if cls}
-    watched = {name for names in forbid.values() for name in names} - {cls.__name__ for cls in banned_classes}
     originals = {cls: cls.forward for cls in banned_classes}
 
     def trip(banned):
