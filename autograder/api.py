@@ -223,11 +223,12 @@ def grade_submission(notebooks: list[Path], assignment: str, timeout: float = 60
     _known(assignment, course)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "submission"
-        (folder / "student").mkdir(parents=True)
+        student = folder / "student" / assignment   # <student>/<set>/: read as such whatever the sets' names
+        student.mkdir(parents=True)
         with starting(timeout, (course.root, folder), preload=PRELOAD_ONE):   # beside loading the set
             for path in notebooks:
-                shutil.copy(path, folder / "student" / Path(path).name)
-            return grade_class(assignment, folder / "student", timeout=timeout, repo=course, student=True)
+                shutil.copy(path, student / Path(path).name)
+            return grade_class(assignment, student, timeout=timeout, repo=course, student=True)
 
 
 def gradescope_package(assignment: str, out: Path, course: Course | Path | None = None) -> Path:

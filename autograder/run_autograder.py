@@ -152,9 +152,9 @@ def run(assignment: str, root: Path, timeout: float = 60.0, started: float | Non
             except UploadError as exc:
                 return failed(str(exc), started)
             notes = [f"graded {', '.join(f'{name} (from {rel})' for name, (rel, _) in found.items())}", *notes]
-            stage(found, submissions / "student", MAX_BYTES)
+            stage(found, submissions / "student" / assignment, MAX_BYTES)   # <student>/<set>/: whatever the sets' names
             try:
-                doc = api.grade_class(assignment, submissions / "student", timeout=timeout, repo=source,
+                doc = api.grade_class(assignment, submissions / "student" / assignment, timeout=timeout, repo=source,
                                       allow_weak_isolation=True, student=True)
             except CourseError as exc:
                 return failed(f"the autograder could not grade: {exc}", started, notes)

@@ -59,10 +59,12 @@ def test_a_student_who_plots_is_graded_where_pyplot_is_not_preloaded(tmp_path):
     that imports it imports it in the session, and plots as in a class's sandbox."""
     with starting(TIMEOUT, (tmp_path,), preload=PRELOAD_ONE):
         with grading_sandbox(TIMEOUT, hide=(tmp_path,), preload=PRELOAD_ONE) as sandbox:
-            plots = ["import matplotlib.pyplot as plt", "plt.plot([1, 2], [3, 4])\nplt.savefig('plot.png')",
+            plots = ["import sys\nwarm = 'matplotlib.pyplot' in sys.modules", "import matplotlib.pyplot as plt",
+                     "plt.plot([1, 2], [3, 4])\nplt.savefig('plot.png')",
                      "import os\nsize = os.path.getsize('plot.png')"]
             with sandbox.open(plots) as session:
                 assert all(entry["ok"] for entry in session.load_report), session.load_report
+                assert Student(session.request).value("warm") is False   # not preloaded: imported here
                 assert Student(session.request).value("size") > 1000
             assert sandbox.preload == PRELOAD_ONE and sandbox.events == []
 

@@ -86,7 +86,8 @@ REPO = Path(__file__).resolve().parents[3]   # the checkout: autograder/grader_s
 PRELOAD = ("numpy", "torch", "matplotlib.pyplot")
 # One submission on its own (``course grade``, Gradescope, pytest --submission): the warm process's
 # start is what the grader waits for, and pyplot is 0.7 s of it (3.5 s in all on a machine where
-# importing torch takes 2.5 s); a student whose cell imports pyplot pays that once, in their session.
+# importing torch takes 2.5 s); a student whose cell imports pyplot pays that once, in their session
+# (about 1 s with matplotlib's font list, within the cell's time and the session's memory limits).
 PRELOAD_ONE = ("numpy", "torch")
 
 
