@@ -131,11 +131,12 @@ def recorder_seconds() -> float:
 
 def honest_core_seconds(root: Path, students: int) -> tuple[dict[str, float], float]:
     """Core seconds per honest submission over the whole process tree, gradebook written, with a
-    warm sandbox (a class of ``students`` minus a class of one, so start-up is not counted), split
-    by process; and the wall time of the class of one (start-up)."""
+    warm sandbox (a class of ``students`` minus a class of two, so start-up is not counted: a class
+    of one would start a lighter sandbox, ``PRELOAD_ONE``), split by process; and the wall time of
+    the class of two (start-up)."""
     a = api.make_course(root, ASSIGNMENT)
     costs, walls = [], []
-    for n in (1, students):
+    for n in (2, students):
         shutil.rmtree(root / "submitted", ignore_errors=True)
         for i in range(n):
             write_submission(root / "submitted" / f"honest{n}-{i:04d}", a, signed=True)
@@ -143,7 +144,7 @@ def honest_core_seconds(root: Path, students: int) -> tuple[dict[str, float], fl
         api.autograde(ASSIGNMENT, root / "submitted", workers=1, repo=root, gradebook=True)
         walls.append(time.monotonic() - started)
         costs.append([after - b for after, b in zip((*core_seconds(), recorder_seconds()), before, strict=True)])
-    parts = [(big - small) / (students - 1) for small, big in zip(*costs, strict=True)]
+    parts = [(big - small) / (students - 2) for small, big in zip(*costs, strict=True)]
     split = {"grader (checks, references, comparisons)": parts[0],
              "sandbox (zygote and notebook processes: student code)": parts[1] - parts[3],
              "route judge (helper processes)": parts[2],
@@ -232,7 +233,7 @@ def main(argv=None) -> int:
         print(f"{name:36} {s:8.1f} s  {s / base:6.1f}x{note}   same score on every check: {same}/{len(books[name])}")
     total = sum(split.values())
     print(f"core time per honest submission, whole process tree, gradebook written: {total:.3f} s "
-          f"(start-up, a class of one: {start_up:.1f} s)")
+          f"(start-up, a class of two: {start_up:.1f} s)")
     for part, cost in split.items():
         print(f"  {part:56} {cost:.3f} s")
     print(f"  (the same class recorded again on the grader's thread: {recording:.3f} s per student)")
