@@ -637,3 +637,23 @@ def test_a_route_in_a_method_the_subclass_overrides_costs_only_its_own_question(
     judged = _b6_with("\n\n    def forward(self, x, causal=True):\n"
                       "        return nn.TransformerEncoderLayer(16, 4, batch_first=True)(x)\n")
     assert judged["B6"].status == "route" and judged["B7"].status == "clean", judged["B7"].findings
+
+
+def test_the_blocks_run_attention_on_the_path_training_takes():
+    """The blocks' checks forbid module classes only, and their tripwire mode is on all the same:
+    under it MultiheadAttention skips its inference fast path, which accepts a 4-D mask that
+    training refuses (and ignores ``is_causal`` without a mask), so such a block fails, as it
+    always has, in every grader (the visible checks run the same ``_watch``)."""
+    import torch
+    from torch import nn
+
+    from autograder.student_side import server
+
+    attention = nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    x = torch.randn(1, 4, 8)                                              # (B, T, d)
+    mask = torch.ones(4, 4, dtype=torch.bool).triu(1)[None, None]          # (1, 1, T, T)
+    with torch.no_grad():
+        attention(x, x, x, attn_mask=mask)                                 # the fast path takes it
+        with pytest.raises(AssertionError, match="4-D"):
+            server._watch({"transformer": {"TransformerEncoderLayer"}}, set(),
+                          lambda: attention(x, x, x, attn_mask=mask))
