@@ -28,7 +28,7 @@ from autograder.course import Course, CourseError, student_folders
 from autograder.grader_side import analysis, local
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.results import Results, as_results, refresh
-from autograder.grader_side.sandbox import PRELOAD, PRELOAD_ONE, starting
+from autograder.grader_side.sandbox import PRELOAD, starting
 from autograder.nbgrader.recorder_process import RecorderProcess
 from autograder.reports.exports import gradescope, write_csv, write_json
 
@@ -128,7 +128,7 @@ def grade_class(assignment: str | None, submissions: Path, workers: int = 0, tim
         only, workers = [name], workers or 1
     assignment = assignment or course.set_of(submissions)
     _known(assignment, course)
-    early = starting(timeout, (course.root, submissions), allow_weak_isolation, PRELOAD_ONE) \
+    early = starting(timeout, (course.root, submissions), allow_weak_isolation) \
         if student and not scheduler else nullcontext()
     with early:   # one student: the sandbox starts beside loading the set
         if not scheduler:
@@ -222,13 +222,11 @@ def grade_submission(notebooks: list[Path], assignment: str, timeout: float = 60
         raise CourseError(f"no such notebook: {', '.join(missing)}")
     _known(assignment, course)
     with tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "submission"
-        student = folder / "student" / assignment   # <student>/<set>/: read as such whatever the sets' names
+        student = Path(tmp) / "submission" / "student" / assignment   # <student>/<set>/, whatever the sets' names
         student.mkdir(parents=True)
-        with starting(timeout, (course.root, folder), preload=PRELOAD_ONE):   # beside loading the set
-            for path in notebooks:
-                shutil.copy(path, student / Path(path).name)
-            return grade_class(assignment, student, timeout=timeout, repo=course, student=True)
+        for path in notebooks:
+            shutil.copy(path, student / Path(path).name)
+        return grade_class(assignment, student, timeout=timeout, repo=course, student=True)   # starts its sandbox early
 
 
 def gradescope_package(assignment: str, out: Path, course: Course | Path | None = None) -> Path:

@@ -34,7 +34,7 @@ from autograder.course import CourseError
 from autograder.escape import for_terminal
 from autograder.grader_side.assignment import Assignment
 from autograder.grader_side.results import StudentResult
-from autograder.grader_side.sandbox import PRELOAD_ONE, starting
+from autograder.grader_side.sandbox import starting
 from autograder.reports.exports import describe_isolation
 
 DEFAULT_ROOT = "/autograder"
@@ -144,7 +144,7 @@ def run(assignment: str, root: Path, timeout: float = 60.0, started: float | Non
     with tempfile.TemporaryDirectory(prefix="gradescope-") as tmp:
         submissions = Path(tmp) / "submissions"
         submissions.mkdir()
-        with starting(timeout, (source, submissions), True, PRELOAD_ONE):   # beside loading the set
+        with starting(timeout, (source, submissions), allow_weak_isolation=True):   # beside loading the set
             a = Assignment(assignment, source)
             names = [f"{n}.ipynb" for n in a.notebooks]
             try:
@@ -152,9 +152,10 @@ def run(assignment: str, root: Path, timeout: float = 60.0, started: float | Non
             except UploadError as exc:
                 return failed(str(exc), started)
             notes = [f"graded {', '.join(f'{name} (from {rel})' for name, (rel, _) in found.items())}", *notes]
-            stage(found, submissions / "student" / assignment, MAX_BYTES)   # <student>/<set>/: whatever the sets' names
+            student = submissions / "student" / assignment   # <student>/<set>/: whatever the sets' names
+            stage(found, student, MAX_BYTES)
             try:
-                doc = api.grade_class(assignment, submissions / "student" / assignment, timeout=timeout, repo=source,
+                doc = api.grade_class(assignment, student, timeout=timeout, repo=source,
                                       allow_weak_isolation=True, student=True)
             except CourseError as exc:
                 return failed(f"the autograder could not grade: {exc}", started, notes)

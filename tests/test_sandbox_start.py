@@ -44,7 +44,7 @@ def test_grading_takes_the_sandbox_started_early_and_its_warm_process_outlives_t
     thread that starts the sandbox early must live as long as the sandbox, or grading finds the
     warm process gone and starts another (Sandbox.events says so)."""
     with starting(TIMEOUT, (tmp_path,)):
-        sandbox = grading_sandbox(TIMEOUT, hide=(tmp_path,))
+        sandbox = grading_sandbox(TIMEOUT, hide=(tmp_path,), preload=PRELOAD_ONE)
         with sandbox:
             started_with = sandbox.zygote_pid
             assert str(tmp_path) in sandbox.hide
@@ -57,7 +57,7 @@ def test_grading_takes_the_sandbox_started_early_and_its_warm_process_outlives_t
 def test_a_student_who_plots_is_graded_where_pyplot_is_not_preloaded(tmp_path):
     """One submission's sandbox leaves pyplot out of its warm process (``PRELOAD_ONE``): a cell
     that imports it imports it in the session, and plots as in a class's sandbox."""
-    with starting(TIMEOUT, (tmp_path,), preload=PRELOAD_ONE):
+    with starting(TIMEOUT, (tmp_path,)):
         with grading_sandbox(TIMEOUT, hide=(tmp_path,), preload=PRELOAD_ONE) as sandbox:
             plots = ["import sys\nwarm = 'matplotlib.pyplot' in sys.modules", "import matplotlib.pyplot as plt",
                      "plt.plot([1, 2], [3, 4])\nplt.savefig('plot.png')",
@@ -97,7 +97,7 @@ def test_the_cyclic_gc_is_off_only_until_the_sandbox_is_taken(tmp_path):
     assert gc.isenabled()
     with starting(TIMEOUT, (tmp_path,)):
         assert not gc.isenabled()                # this process imports meanwhile: nothing to collect
-        with grading_sandbox(TIMEOUT, hide=(tmp_path,)):
+        with grading_sandbox(TIMEOUT, hide=(tmp_path,), preload=PRELOAD_ONE):
             assert gc.isenabled()
     assert gc.isenabled()
     with starting(TIMEOUT, (tmp_path,)):

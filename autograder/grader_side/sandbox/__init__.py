@@ -169,10 +169,10 @@ _early_lock = threading.Lock()
 
 
 @contextlib.contextmanager
-def starting(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = False,
-             preload: tuple[str, ...] = PRELOAD) -> Iterator[None]:
+def starting(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = False) -> Iterator[None]:
     """Start, now and in a background thread, the sandbox ``grading_sandbox(timeout, hide,
-    allow_weak_isolation, preload)`` starts, for that call inside the block to take. One submission is
+    allow_weak_isolation, PRELOAD_ONE)`` starts, for that call inside the block to take (what
+    ``grade_students`` asks for when it grades one student). One submission is
     graded in a process of its own (``course grade``, Gradescope's run): its warm process imports
     torch and probes the isolation (seconds) on another core while this process loads the set
     (which imports torch too), instead of after it. Nothing changes in the sandbox itself: the
@@ -183,12 +183,9 @@ def starting(timeout: float, hide: Sequence = (), allow_weak_isolation: bool = F
     over and over, for about a third of the import time, and free almost nothing. It is on again
     once the sandbox is taken, or when the block ends.
 
-    Each caller grades one student and gives ``PRELOAD_ONE``, which ``grade_students`` asks for
-    when it grades one.
-
     A sandbox no call took is closed when the block ends (once it has started: its start is not
     cut short). Inside a block already starting the same sandbox, nothing more is started."""
-    key = _key(timeout, hide, allow_weak_isolation, preload)
+    key = _key(timeout, hide, allow_weak_isolation, PRELOAD_ONE)
     with _early_lock:
         early = None if key in _early else _early.setdefault(key, _Starting(key))
     try:
