@@ -294,9 +294,27 @@ def test_bash_accepts_the_scripts(package, tmp_path, script):
 
 # ---- grading in Gradescope's layout ----------------------------------------------------------
 
+# Files an upload may carry beside its notebooks that Python, pytest or nbgrader would run or read as
+# configuration if the grader ever worked in the upload's folder: each writes a mark if it runs.
+BESIDE = ("pytest.ini", "conftest.py", "nbgrader_config.py", "sitecustomize.py", "usercustomize.py", "setup.cfg",
+          "course.pth")
+
+
+def beside(marks: Path) -> dict[str, bytes]:
+    code = {name: f"open({str(marks)!r}, 'a').write({name + chr(10)!r})\n" for name in BESIDE}
+    code["pytest.ini"] = code["setup.cfg"] = "[pytest]\naddopts = -p conftest\n[tool:pytest]\naddopts = -p conftest\n"
+    code["course.pth"] = f"import os; os.system('echo course.pth >> {marks}')\n"
+    return {name: text.encode() for name, text in code.items()}
+
+
 def test_the_reference_in_a_folder_scores_full_marks(package, tmp_path):
-    upload = {f"transformer-block/{k}": v for k, v in notebooks(tmp_path / "nb").items()}
+    """In a folder, with configuration and code of the upload's own beside the notebooks, and the set's
+    folder inside a folder of the set's name: the notebooks alone are read."""
+    upload = {f"transformer-block/transformer-block/{k}": v for k, v in notebooks(tmp_path / "nb").items()}
+    upload |= {f"transformer-block/transformer-block/{k}": v for k, v in beside(tmp_path / "ran").items()}
+    upload |= {k: v for k, v in beside(tmp_path / "ran").items()}
     doc, done = run_autograder_streams(package, tmp_path / "root", upload, marks=tmp_path / "marks")
+    assert not (tmp_path / "ran").exists(), (tmp_path / "ran").read_text()
     assert doc["score"] == 100 and sum(t["max_score"] for t in doc["tests"]) == 100
     started = [line.split()[0] for line in (tmp_path / "marks").read_text().splitlines()]
     assert started.count("sandbox-start") == 1, started   # the one started beside loading the set
@@ -312,7 +330,7 @@ def test_the_reference_in_a_folder_scores_full_marks(package, tmp_path):
     for path in (tmp_path / "root",
                  tmp_path / "root" / "source" / "solutions" / "transformer-block" / "grading" / "reference"
                  / "norms.py",
-                 tmp_path / "root" / "submission" / "transformer-block" / "build.ipynb",
+                 tmp_path / "root" / "submission" / "transformer-block" / "transformer-block" / "build.ipynb",
                  tmp_path / "root" / "results" / "results.json"):
         assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, path
 
