@@ -97,9 +97,6 @@ def record_gradebook(results: Results | dict[str, Any], submissions: Path, cours
 
 # ---- autograde -------------------------------------------------------------------------------
 
-# Warm modules every child gets for free: torch, and pyplot for a student's scratch plots.
-
-
 def grade_class(assignment: str | None, submissions: Path, workers: int = 0, timeout: float = 60.0,
                 progress=None, repo: Course | Path | None = None, gradebook: bool = False,
                 allow_weak_isolation: bool = False, scheduler: str | None = None, insecure_cluster: bool = False,
