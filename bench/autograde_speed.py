@@ -17,7 +17,10 @@ and prints each wall time, the ratios to ``course autograde``, whether every che
 score, and whether every student's copy scores, check by check, as the unsigned original it was made
 from (the solution or a catalogue entry); then the core time per honest submission over the whole
 process tree with the gradebook written (warm sandbox, start-up excluded) split by process, the
-start-up time, the core time per submission in a class of 60 and of ``--growth``, the peak memory of
+start-up time, the yardsticks to read the per-submission target against (the same checks on the same
+honest students with each notebook's program run in this process: no sandbox, no gradebook; and a
+sandbox session with nothing to grade), the
+core time per submission in a class of 60 and of ``--growth``, the peak memory of
 the grader and of its largest child, and the class on a dask.distributed cluster of this machine
 (``course autograde --scheduler``, the gradebook written as in the local run) with 1 and 2 worker
 processes; and each target of the speed work (per-submission core time, memory, flat cost, the
@@ -35,14 +38,18 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from autograder import api  # noqa: E402
+from autograder.grader_side import pipeline  # noqa: E402
 from autograder.grader_side.assignment import Assignment  # noqa: E402
 from autograder.grader_side.misconceptions import edits  # noqa: E402
+from autograder.grader_side.sandbox import grading_sandbox  # noqa: E402
 from autograder.nbgrader.recorder_process import RecorderProcess  # noqa: E402
+from autograder.student_side.student import Student  # noqa: E402
 from autograder.tooling.sampleclass import write_submission  # noqa: E402
 from autograder.tooling.stock import use_stock_nbgrader  # noqa: E402
+from inprocess import InProcess  # noqa: E402
 
 ASSIGNMENT = "transformer-block"
 
@@ -111,6 +118,40 @@ def core_seconds() -> tuple[float, float, float]:
         if fields[1] == str(os.getpid()):
             live += sum(int(x) for x in fields[11:15]) / tick   # utime stime cutime cstime
     return me.ru_utime + me.ru_stime, waited.ru_utime + waited.ru_stime, live
+
+
+def checks_alone_core_seconds(root: Path, students: int) -> float:
+    """Core seconds per honest submission (signed, as in ``honest_core_seconds``) of the grading
+    pipeline with each notebook's program run in this process (``tests/inprocess.py``, for trusted
+    code: the solution): the checks, references and route judge without a sandbox, sessions or
+    gradebook. Beyond two students graded first, so imports and caches are not counted; torch on one
+    thread, as the grader and each session run it (``local.grade_students``)."""
+    import torch
+
+    torch.set_num_threads(1)
+    a = api.make_course(root, ASSIGNMENT)
+    folders = [write_submission(root / "submitted" / f"alone-{i:04d}", a, signed=True) for i in range(students + 2)]
+    env = pipeline.Env(a, InProcess(), workers=1)
+    first = [pipeline.grade(folder.parent.name, folder, env).score for folder in folders[:2]]
+    before = sum(core_seconds())
+    for folder in folders[2:]:
+        assert pipeline.grade(folder.parent.name, folder, env).score == first[0] == first[1]
+    return (sum(core_seconds()) - before) / students
+
+
+def empty_session_core_seconds(sessions: int) -> float:
+    """Core seconds of one session with nothing to grade in the class's sandbox (forked from the warm
+    process, isolated, a one-line program, one request, ended), beyond one session: what each
+    notebook costs before its code and checks run."""
+    costs = []
+    for n in (1, 1 + sessions):
+        before = core_seconds()[1]
+        with grading_sandbox(60.0) as sandbox:
+            for _ in range(n):
+                with sandbox.open(["def f(x):\n    return x + 1"]) as session:
+                    assert Student(session.request).call("f", 1) == 2
+        costs.append(core_seconds()[1] - before)   # the sandbox's processes, waited for when it closed
+    return (costs[1] - costs[0]) / sessions
 
 
 class MeasuredRecorder(RecorderProcess):
@@ -219,6 +260,8 @@ def main(argv=None) -> int:
         books = {name: gradebook_checks(root) for name, root in zip(seconds, (ours, sandboxed, stock), strict=True)}
         recording = recording_seconds(ours, results)
         split, start_up = honest_core_seconds(Path(tmp) / "honest", 20)
+        alone = checks_alone_core_seconds(Path(tmp) / "alone", 20)
+        session = empty_session_core_seconds(40)
         growth = {n: honest_core_seconds(Path(tmp) / f"growth{n}", n)[0] for n in (60, args.growth) if n}
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         cluster = {} if args.no_cluster else {n: on_cluster(ours, n, Path(tmp) / "pristine.db") for n in (1, 2)}
@@ -237,6 +280,8 @@ def main(argv=None) -> int:
     for part, cost in split.items():
         print(f"  {part:56} {cost:.3f} s")
     print(f"  (the same class recorded again on the grader's thread: {recording:.3f} s per student)")
+    print(f"  (yardstick: the same checks, each program run in the grader, no sandbox or gradebook: {alone:.3f} s)")
+    print(f"  (yardstick: a sandbox session with nothing to grade, one per notebook: {session:.3f} s)")
     for n, parts in growth.items():
         print(f"growth: core time per submission in a class of {n:5}: {sum(parts.values()):.3f} s")
     print(f"peak RSS: grader {peak_mb:.0f} MB (the whole bench, {args.growth or args.students} submissions "
