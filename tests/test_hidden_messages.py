@@ -256,3 +256,37 @@ def test_no_number_the_students_output_sets_is_shown_for_a_hidden_input():
         hidden_messages.append(str(failed.value))
     assert any(" off" in m for m in hidden_messages), hidden_messages
     assert not any("largest difference" in m for m in hidden_messages), hidden_messages
+
+
+@pytest.mark.parametrize("question", ["B4", "B8"])
+def test_no_reply_of_the_students_process_decides_what_a_hidden_check_shows(question):
+    """Student code runs in the process that answers the grader, and can rewrite its replies: one
+    that marks its error as the grader's own words, or names the parameters that did not fit with
+    the check's input in them, shows a hidden check nothing of it; of the names that did not fit, a
+    hidden check shows only those of the weights the grader sent, a visible one the module's own."""
+    from autograder.grader_side.assignment import REPO, Assignment
+    from autograder.student_side import wire
+    from autograder.student_side.student import CheckFailed, Student
+
+    def forged(header, blobs):
+        args = wire.unpack(header.get("args", []), blobs)
+        if header["op"] == "module" and header.get("state"):
+            state = sorted(wire.unpack(header["state"], blobs))
+            return {"ok": False, "misfit": {"missing": [f"PROBE {args}"], "not expected": [f"PROBE {args}", state[0]],
+                                            "of another size": [state[-1]]}, "grader": True}, []
+        return {"ok": False, "error": f"ValueError: PROBE {args}", "grader": True}, []
+
+    shown = {}
+    for c in Assignment("transformer-block", REPO).set.by_id.values():
+        if c.question == question:
+            try:
+                c.run(Student(forged))
+            except CheckFailed as exc:       # (a check that wants an error passes)
+                shown[c] = str(exc)
+    for c, message in shown.items():
+        assert ("PROBE" in message) == (not c.hidden), (c.id, message)
+    fits = [m for c, m in shown.items() if c.hidden and "weights do not fit" in m]
+    assert (question == "B4") == bool(fits), shown
+    for message in fits:
+        assert "not expected: linear1.bias; of another size: linear2.weight" in message, message
+        assert "missing: parameters of its own that the weights do not name, listed by the visible checks" in message

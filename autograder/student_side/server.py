@@ -63,9 +63,8 @@ def serve(ns: dict, header: dict, blobs: list[bytes]) -> tuple[dict, list[bytes]
                 module = _build(ns[name], args, kwargs)
                 state = wire.unpack(header.get("state"), blobs, tensors=True)
                 misfit = _load(module, state) if state is not None else None
-                if misfit:    # the grader's own words (student code wrote none of them): shown even when hidden
-                    return {"ok": False, "error": f"ValueError: {misfit}"[:MAX_ERROR], "grader": True,
-                            "forbidden": sorted(reached)}, []
+                if misfit:    # names only: the grader words the reason, and decides which names it shows
+                    return {"ok": False, "misfit": misfit, "forbidden": sorted(reached)}, []
                 value = _run_module(module, header, blobs, forbid, reached)
             elif op == "params":
                 value = _parameters(_build(ns[name], args, kwargs))
@@ -102,10 +101,10 @@ def _aliases(named: Mapping[str, torch.Tensor]) -> list[tuple[list[str], torch.T
     return list(groups.values())
 
 
-def _load(module, state: dict) -> str | None:
-    """Load the check's weights strictly; a mismatch is returned as the reason, which names the
-    parameters, never their sizes (the sizes of a hidden check's weights are part of its hidden
-    input).
+def _load(module, state: dict) -> dict[str, list[str]] | None:
+    """Load the check's weights strictly; a mismatch is returned as the names that do not fit
+    (``Student.misfit`` words it), never their sizes (the sizes of a hidden check's weights are
+    part of its hidden input).
 
     A tensor the module holds under several names (its submodules also kept in an
     ``nn.Sequential`` or a list) gets its weights through any one of them; a buffer of the
@@ -125,10 +124,7 @@ def _load(module, state: dict) -> str | None:
     unexpected = sorted(set(state) - set(own))
     resized = sorted(k for k in set(own) & set(state) if tuple(own[k].shape) != tuple(state[k].shape))
     if missing or unexpected or resized:
-        parts = [f"{what}: {', '.join(names)}" for what, names in
-                 (("missing", sorted(missing)), ("not expected", unexpected), ("of another size", resized)) if names]
-        return ("the check's weights do not fit this module (" + "; ".join(parts) + "): build exactly the "
-                "submodules the TODO box names, sized from the constructor's arguments")
+        return {"missing": sorted(missing), "not expected": unexpected, "of another size": resized}
     module.load_state_dict(full, strict=True)
     return None
 

@@ -103,8 +103,11 @@ class Student:
             raise CheckFailed(why or f"`{name}` is not defined: run the cell that defines it, and keep the name "
                                      "exactly as given")
         if not reply.get("ok"):
+            if "misfit" in reply:
+                self.replies.append(("raised", "ValueError"))
+                raise CheckFailed(f"`{name}` raised ValueError: {self._misfit(reply['misfit'], fields.get('state'))}")
             error = str(reply.get("error"))[:300]
-            hidden_input = self.hidden_input and not reply.get("grader")   # the grader's own words are shown
+            hidden_input = self.hidden_input     # nothing in a reply decides it: student code can write any reply
             self.replies.append(("raised", error.partition(":")[0]))
             if error.startswith("NotImplementedError") and "see the TODO box" in error:
                 raise CheckFailed(f"`{name}` is still the release's stub: write it in the cell that defines it "
@@ -130,6 +133,22 @@ class Student:
             raise CheckFailed(f"`{name}` returned something that is not plain data ({exc})") from None
         self._keep(value)
         return value
+
+    def _misfit(self, misfit, state) -> str:
+        """Why the check's weights ``state`` did not load, in the grader's words, from the names the
+        code's reply gives: of the weights' own names only those ``state`` has (the reply cannot
+        slip text in), and the module's own names only where the check's input is visible."""
+        sent = set(state) if isinstance(state, dict) else set()
+        names = {what: sorted({n for n in misfit.get(what, []) if isinstance(n, str)})[:12]
+                 for what in ("missing", "not expected", "of another size")} if isinstance(misfit, dict) else {}
+        parts = [f"{what}: {', '.join(found)}" for what in ("not expected", "of another size")
+                 if (found := [n for n in names.get(what, []) if n in sent])]
+        if names.get("missing"):
+            parts.insert(0, "missing: " + (", ".join(n[:60] for n in names["missing"]) if not self.hidden_input else
+                                           "parameters of its own that the weights do not name, listed by the visible "
+                                           "checks"))
+        return ("the check's weights do not fit this module" + (f" ({'; '.join(parts)})" if parts else "")
+                + ": build exactly the submodules the TODO box names, sized from the constructor's arguments")
 
     def _keep(self, value) -> None:
         size = _size(value)
