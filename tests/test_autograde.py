@@ -229,7 +229,7 @@ def test_a_crash_or_timeout_is_explained(batch):
     students = batch[1]["students"]
     for name in ("exits", "loops_ignoring_signals", "memory_bomb"):
         feedback = " ".join(students[f"x_{name}"]["questions"]["B1"]["feedback"])
-        assert "stopped the grader's process" in feedback or "raised" in feedback, (name, feedback)
+        assert "stopped the process that runs your notebook" in feedback or "raised" in feedback, (name, feedback)
     assert "timed out" in " ".join(students["x_loops_ignoring_signals"]["flags"])
 
 

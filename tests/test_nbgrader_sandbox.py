@@ -119,6 +119,6 @@ def test_each_lost_point_shows_its_reason_in_the_test_cell(graded):
     outputs = {c.metadata.nbgrader["grade_id"]: c.outputs for c in nb.cells
                if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"}
     (error,) = outputs["B1_worked_example"]
-    assert error.output_type == "error" and "your code stopped the grader's process" in error.evalue
+    assert error.output_type == "error" and "your code stopped the process that runs your notebook" in error.evalue
     (passed,) = outputs["B2_worked_example"]
     assert passed.output_type == "stream" and passed.text.startswith("passed B2_worked_example")

@@ -287,6 +287,16 @@ def test_exit_during_load(sb):
     check_alive(sb)
 
 
+def test_a_notebook_that_breaks_the_code_running_it_is_told_so(sb):
+    """A cell that replaces a builtin the session's own code uses ends the process with the
+    session's own failure status, which the reason explains."""
+    with pytest.raises(ChildDied, match="status 70 .*: the code that runs the notebook failed, as it does when the "
+                                        "notebook replaces a builtin"):
+        with sb.open(["import builtins\nbuiltins.isinstance = lambda *a: True"]) as s:
+            s.request({"call": "len", "args": [[1]]})
+    check_alive(sb)
+
+
 @pytest.mark.parametrize("cell", [
     "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)",
     "import os, signal\ntry:\n    os.kill(1, signal.SIGKILL)\nexcept OSError:\n    pass",

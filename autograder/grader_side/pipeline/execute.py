@@ -91,7 +91,7 @@ def run_notebook(sub: Submission, env: Env, notebook: str, todo: list[Check], sl
                 sub.outcomes[check.id] = Outcome(False, str(exc), student.replies,
                                                  evidence=tuple(sorted(student.evidence)))
             except StudentCrashed as exc:
-                reason = f"your code stopped the grader's process: {exc}"
+                reason = f"your code stopped the process that runs your notebook: {exc}"
                 sub.flags.append(f"{notebook}: the process running the code died during {check.id}: {exc}")
                 for c in todo[index:]:
                     if c.question == check.question:
@@ -100,8 +100,8 @@ def run_notebook(sub: Submission, env: Env, notebook: str, todo: list[Check], sl
                 session, restarts = None, restarts + 1
                 if restarts > MAX_RESTARTS:
                     for c in todo[index + 1:]:
-                        sub.outcomes.setdefault(c.id, Outcome(False, "not run: your code stopped the grader's "
-                                                                     f"process {restarts} times"))
+                        sub.outcomes.setdefault(c.id, Outcome(False, "not run: your code stopped the process "
+                                                                     f"that runs your notebook {restarts} times"))
                     return
             except Exception as exc:  # a reply of a shape the check did not expect
                 sub.outcomes[check.id] = Outcome(False, f"could not be checked: {type(exc).__name__}: {exc}"[:300])

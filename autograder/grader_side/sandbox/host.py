@@ -560,6 +560,9 @@ def _end_processes_of(uid: int, gid: int) -> list[int]:
 
 def _describe_status(status: str, during: str, limits: Limits) -> str:
     kind, _, value = status.partition(" ")
+    if kind == "exit" and value == "70":   # what the session's own code exits with when it fails
+        return (f"the notebook process exited with status 70 {during}: the code that runs the notebook "
+                "failed, as it does when the notebook replaces a builtin or a module that code relies on")
     if kind == "exit" and value.lstrip("-").isdigit():
         return f"the notebook process exited with status {value} {during}"
     if kind == "signal" and value.isdigit():
