@@ -359,6 +359,8 @@ def test_where_namespaces_are_refused_it_grades_with_weak_isolation_and_says_so(
 def test_the_untouched_release_scores_zero(package, tmp_path):
     doc = run_autograder(package, tmp_path / "root", notebooks(tmp_path / "nb", untouched=True))
     assert doc["score"] == 0 and len(doc["tests"]) > 40
+    assert "graded by hand later" not in doc["output"]       # as course grade says: no response, no TA
+    assert "C8: no response: the answer cell is as it was released" in doc["output"], doc["output"]
     assert all(t["status"] == "failed" for t in doc["tests"])
     assert_isolation_stated(doc)
 

@@ -89,9 +89,12 @@ def gradescope(result: StudentResult | Mapping[str, Any], execution_time: float 
     tests = [_gradescope_test(qid, n, row, _tags(q)) for qid, q in questions.items()
              for n, row in enumerate(q.checks, 1)]
     lines = [f"could not be graded: {result.reason}"] if result.reason else []
-    manual = [f"{qid} ({q.max_score:g} points)" for qid, q in questions.items() if q.manual]
+    manual = [f"{qid} ({q.max_score:g} points)" for qid, q in questions.items()
+              if q.manual and qid in result.needs_manual_grade]
     if manual:
         lines.append(f"graded by hand later, not in this score: {', '.join(manual)}")
+    lines += [f"{qid}: {q.feedback[0]}" for qid, q in questions.items()      # no response: 0, no TA
+              if q.manual and qid not in result.needs_manual_grade and q.feedback]
     waiting = [qid for qid, q in questions.items() if any(awaiting(row) and not row.hidden for row in q.checks)]
     if waiting:
         lines.append(f"awaiting a TA's review, not in this score yet: {', '.join(waiting)}")
