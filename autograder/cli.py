@@ -67,12 +67,13 @@ def build_parser() -> argparse.ArgumentParser:
                                              "(default gradebook: the course's gradebook.db)")
 
     p = sub.add_parser("grade", help="grade one submission given as notebook files")
-    p.add_argument("notebooks", nargs="+", type=Path)
+    p.add_argument("notebooks", nargs="+", type=Path,
+                   help="the student's notebook files (each notebook of the set, e.g. concepts.ipynb build.ipynb)")
     p.add_argument("--assignment", default=None,
                    help="the problem set (a folder of solutions/; default: the one the notebooks' folder is named "
                         "after, or the only set with notebooks of these names)")
     p.add_argument("--gradescope", type=Path, default=None, help="also write Gradescope's results.json here")
-    p.add_argument("--timeout", type=float, default=60.0)
+    p.add_argument("--timeout", type=float, default=60.0, help="wall-clock seconds per notebook")
 
     p = sub.add_parser("gradescope-package",
                        help="build Gradescope's autograder.zip (setup.sh, run_autograder, the kit and the course)")
@@ -269,6 +270,10 @@ def grade_assignment(notebooks: list[Path], root: Path) -> str:
 
 def _grade(args) -> int:
     root = api.course_root()
+    folders = [str(p) for p in args.notebooks if p.is_dir()]
+    if folders:
+        raise api.CourseError(f"{folders[0]} is a folder: give the notebook files in it (course grade "
+                          f"{folders[0]}/*.ipynb)")
     assignment = args.assignment or grade_assignment(args.notebooks, root)
     doc = api.grade_submission(args.notebooks, assignment, args.timeout, course=root)
     result = doc.students["student"]

@@ -37,6 +37,16 @@ def test_without_assignment_a_folder_named_after_no_set_is_refused_saying_what_t
     assert len(err.strip().splitlines()) == 1, err
 
 
+def test_a_folder_given_for_the_notebooks_is_refused_saying_what_to_give(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    folder = tmp_path / "alice" / "transformer-block"
+    _copies(folder, REPO / "solutions" / "transformer-block")
+    status = cli.main(["grade", str(folder)])
+    err = capsys.readouterr().err
+    assert status == 2 and err == f"course grade: {folder} is a folder: give the notebook files in it (course grade " \
+                                  f"{folder}/*.ipynb)\n", err
+
+
 def test_an_unknown_set_is_refused_before_a_sandbox_starts(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(REPO)
     marks = tmp_path / "marks"
