@@ -290,3 +290,60 @@ def test_no_reply_of_the_students_process_decides_what_a_hidden_check_shows(ques
     for message in fits:
         assert "not expected: linear1.bias; of another size: linear2.weight" in message, message
         assert "missing: parameters of its own that the weights do not name, listed by the visible checks" in message
+
+
+SHAPED = '''
+import numpy as np
+def swiglu_hidden_dim(d_model, multiple_of=256):
+    return np.zeros((d_model, multiple_of, 0))
+def count_parameters(config):
+    shape = [config[k] for k in ("vocab_size", "max_positions", "d_model", "n_layers", "d_ff")] + [0]
+    return {k: np.zeros(shape) for k in ("embeddings", "attention", "mlp", "norms", "unembedding", "total")}
+def layer_norm_backward(x, gamma, dy, eps=1e-5):
+    return np.zeros((*x.shape, 0)), "PROBE %s" % (tuple(x.shape),), np.zeros((1,) * x.ndim)
+'''
+
+
+@pytest.mark.parametrize("question", ["B3", "B5", "B8"])
+def test_the_shape_or_text_a_students_output_takes_is_not_shown_for_a_hidden_input(question):
+    """What code returns on a hidden check's input may carry that input in its shape, its size, its
+    number of dims or its text (a tensor shaped (d_model, d_ff, 0)): a hidden check names only its
+    kind; a visible one describes it."""
+    from autograder.grader_side.assignment import REPO, Assignment
+    from autograder.student_side.student import CheckFailed, Student, in_process
+
+    ns: dict = {"__name__": "__main__"}
+    exec(SHAPED, ns)
+    shown = {}
+    for c in Assignment("transformer-block", REPO).set.by_id.values():
+        if c.question == question:
+            try:
+                c.run(Student(in_process(ns)))
+            except CheckFailed as exc:
+                shown[c] = str(exc)
+    def describes(message: str) -> bool:
+        return "shape (" in message or "dim(s) where" in message or "PROBE" in message
+
+    assert not [(c.id, m) for c, m in shown.items() if c.hidden and describes(m)]
+    assert [c for c, m in shown.items() if c.hidden] and [c for c, m in shown.items() if not c.hidden and describes(m)]
+
+
+def test_text_returned_on_a_hidden_input_is_not_quoted_and_an_answer_still_is():
+    """Text a function returns on a hidden check's input, which the grader cannot read as a number,
+    fails without being quoted; text given as an answer variable still goes to a TA, quoted."""
+    from autograder.student_side import checks as toolkit
+    from autograder.student_side.student import ON_INPUT, CheckFailed
+
+    hidden = toolkit._HIDDEN.set(True)
+    try:
+        for on_input in (True, False):
+            token = ON_INPUT.set(on_input)
+            try:
+                with pytest.raises(CheckFailed) as failed:
+                    toolkit.as_number("PROBE 13 or 14", "weights_memory_gb(n_params)")
+            finally:
+                ON_INPUT.reset(token)
+            assert ("PROBE" in str(failed.value)) == (not on_input), str(failed.value)
+            assert isinstance(failed.value, toolkit.NeedsReview) == (not on_input)
+    finally:
+        toolkit._HIDDEN.reset(hidden)

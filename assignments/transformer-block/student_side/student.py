@@ -8,6 +8,7 @@ check sees the same numpy arrays either way.
 from __future__ import annotations
 
 import builtins
+import contextvars
 import json
 from typing import Callable
 
@@ -91,6 +92,7 @@ class Student:
         return self._ask({"op": "value", "name": name}, {}, name)
 
     def _ask(self, header: dict, fields: dict, name: str):
+        ON_INPUT.set(header["op"] != "value")
         blobs: list[bytes] = []
         for key, value in fields.items():
             header[key], _ = wire.pack(value, blobs)
@@ -161,6 +163,10 @@ class Student:
 
 # The exceptions a hidden check names by kind: Python's own (a class the student makes could carry
 # the input in its name).
+# Whether the last reply answered the check's own input (a call, a module, its parameters) rather
+# than an answer variable: on a hidden check, nothing of such a reply is quoted (``checks.shown``).
+ON_INPUT: contextvars.ContextVar[bool] = contextvars.ContextVar("on_input", default=False)
+
 _BUILTIN_ERRORS = frozenset(name for name, value in vars(builtins).items()
                             if isinstance(value, type) and issubclass(value, BaseException))
 

@@ -31,7 +31,7 @@ from typing import Callable
 import numpy as np
 
 from .. import numbers
-from ..student import CheckFailed
+from ..student import ON_INPUT, CheckFailed
 
 # The default tolerances (values within atol + rtol * |expected|; gradients looser).
 ATOL, RTOL = 1e-5, 1e-4
@@ -76,6 +76,12 @@ def _on_hidden_input(fn: Callable) -> Callable:
 # Whether the check running in this thread is hidden: its messages show no number the student's
 # output sets (code could set it from the hidden input: 1e6 * x[0] as "the largest difference").
 _HIDDEN: contextvars.ContextVar[bool] = contextvars.ContextVar("hidden_input", default=False)
+
+
+def _opaque() -> bool:
+    """Whether a message may describe the value just read no further than its kind: on a hidden
+    check, a reply to its input (code can set its shape, size or text from that input)."""
+    return _HIDDEN.get() and ON_INPUT.get()
 
 
 def checks_in(module) -> list[Check]:
@@ -147,7 +153,9 @@ def expect_close(got, want, what: str, atol: float = ATOL, rtol: float = RTOL) -
     """``got`` (from the student) matches ``want`` in shape and within tolerance."""
     want = np.asarray(want.detach().numpy() if hasattr(want, "detach") else want, dtype=np.float64)
     expect(isinstance(got, np.ndarray), f"{what}: expected a tensor, got {type(got).__name__}")
-    expect(got.ndim == want.ndim, f"{what}: the output has {got.ndim} dim(s) where {want.ndim} are expected")
+    expect(got.ndim == want.ndim, f"{what}: the output " + (f"does not have the {want.ndim} dim(s) expected"
+                                                          if _HIDDEN.get() else
+                                                          f"has {got.ndim} dim(s) where {want.ndim} are expected"))
     expect(got.shape == want.shape, f"{what}: the output has the right number of dims, but not the right sizes")
     got = got.astype(np.float64)
     expect(bool(np.isfinite(got).all()), f"{what}: the output has NaN or inf values")
@@ -181,6 +189,10 @@ def as_number(value, what: str, unit: numbers.Unit | None = None) -> float:
         return float(value)
     if isinstance(value, str):
         reading = numbers.read(value, unit)
+        unreadable = reading.value is None or (unit is not None and reading.unit is not None
+                                               and reading.unit not in unit.spellings)
+        expect(not (unreadable and _opaque()), f"{what}: give a number; the text returned on this check's hidden "
+                                               "input is not one the grader reads as a number in the unit asked")
         if reading.value is None:
             raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
                               f"one number: {reading.problem}); its points wait for that review", value)
@@ -192,8 +204,8 @@ def as_number(value, what: str, unit: numbers.Unit | None = None) -> float:
                               "that review", value)
         return reading.value
     if isinstance(value, np.ndarray):
-        raise CheckFailed(f"{what}: give one number, not a tensor of shape {tuple(value.shape)} "
-                          "(a 0-d tensor, a float or an int all work)")
+        shape = "" if _opaque() else f" of shape {tuple(value.shape)}"
+        raise CheckFailed(f"{what}: give one number, not a tensor{shape} (a 0-d tensor, a float or an int all work)")
     raise CheckFailed(f"{what}: give a number (a float, an int or a 0-d tensor), not {_kind(value)}")
 
 
@@ -206,10 +218,13 @@ def as_numbers(value, n: int, what: str) -> np.ndarray:
         found = [number_in_text(p) for p in pieces]
         if len(found) == n and None not in found:
             return np.array(found, dtype=np.float64)
+        expect(not _opaque(), f"{what}: give exactly {n} numbers; the text returned on this check's hidden input "
+                              "is not one the grader reads as such")
         raise NeedsReview(f"{what}: a TA will read your answer {quoted(value)} (the grader cannot read it as "
                           f"{n} numbers); its points wait for that review", value)
     if isinstance(value, np.ndarray) and value.dtype.kind in "iuf":
-        expect(value.size == n, f"{what}: give exactly {n} numbers, e.g. [a, b]; this tensor holds {value.size}")
+        expect(value.size == n, f"{what}: give exactly {n} numbers, e.g. [a, b]"
+                                + ("" if _opaque() else f"; this tensor holds {value.size}"))
         return value.astype(np.float64).reshape(-1)
     expect(isinstance(value, list) and len(value) == n, f"{what}: give exactly {n} numbers, e.g. [a, b]")
     numbers = []
@@ -251,7 +266,8 @@ def as_table(value, keys, what: str, read, form: str) -> dict:
     expect(not missing, f"{what} is missing {', '.join(repr(k) for k in missing)}: give every item of the TODO "
                         "box, with its name spelled as given")
     extra = sorted(k for k in value if k not in keys)
-    expect(not extra, f"{what} has keys the TODO box does not list: {', '.join(repr(k) for k in extra)}")
+    expect(not extra, f"{what} has keys the TODO box does not list" + ("" if _opaque() else
+                                                                      f": {', '.join(repr(k) for k in extra)}"))
     return {k: read(value[k], f"{what}[{k!r}]") for k in keys}
 
 
@@ -266,7 +282,7 @@ def table_item(value, key: str, what: str, read, form: str):
 def _kind(value) -> str:
     """What a value is, in a student's words: 'float', 'str', 'tensor of shape (2,)'."""
     if isinstance(value, np.ndarray):
-        return f"a tensor of shape {tuple(value.shape)} ({value.dtype.name})"
+        return "a tensor" if _opaque() else f"a tensor of shape {tuple(value.shape)} ({value.dtype.name})"
     return f"a {type(value).__name__}"
 
 
@@ -283,7 +299,8 @@ def expect_parameters(groups, want: dict, label: str, note: str = "") -> None:
     for names, shape in groups:
         asked = [n for n in names if n in want]
         shown[str(asked[0] if asked else names[0])] = shape
-    expect(shown == want, f"{label} should have parameters {want}{note}, it has {shown}")
+    expect(shown == want, f"{label} does not have the parameters asked{note}" if _HIDDEN.get() else
+           f"{label} should have parameters {want}{note}, it has {shown}")
 
 
 class NeedsReview(CheckFailed):
