@@ -141,8 +141,10 @@ class Student:
         code's reply gives: of the weights' own names only those ``state`` has (the reply cannot
         slip text in), and the module's own names only where the check's input is visible."""
         sent = set(state) if isinstance(state, dict) else set()
-        names = {what: sorted({n for n in misfit.get(what, []) if isinstance(n, str)})[:12]
-                 for what in ("missing", "not expected", "of another size")} if isinstance(misfit, dict) else {}
+        lists = {what: misfit.get(what) for what in ("missing", "not expected", "of another size")} \
+            if isinstance(misfit, dict) else {}
+        names = {what: sorted({n for n in found if isinstance(n, str)})[:12]
+                 for what, found in lists.items() if isinstance(found, list)}
         parts = [f"{what}: {', '.join(found)}" for what in ("not expected", "of another size")
                  if (found := [n for n in names.get(what, []) if n in sent])]
         if names.get("missing"):
