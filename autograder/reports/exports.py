@@ -93,8 +93,9 @@ def gradescope(result: StudentResult | Mapping[str, Any], execution_time: float 
               if q.manual and qid in result.needs_manual_grade]
     if manual:
         lines.append(f"graded by hand later, not in this score: {', '.join(manual)}")
-    lines += [f"{qid}: {q.feedback[0]}" for qid, q in questions.items()      # no response: 0, no TA
-              if q.manual and qid not in result.needs_manual_grade and q.feedback]
+    lines += [f"{qid}: {q.feedback[0]}" for qid, q in questions.items()      # 0, and no TA will grade it
+              if q.manual and qid not in result.needs_manual_grade and q.feedback[:1]
+              and q.feedback[0].startswith("no response: ")]
     waiting = [qid for qid, q in questions.items() if any(awaiting(row) and not row.hidden for row in q.checks)]
     if waiting:
         lines.append(f"awaiting a TA's review, not in this score yet: {', '.join(waiting)}")

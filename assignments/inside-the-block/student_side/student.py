@@ -109,12 +109,11 @@ class Student:
                 self.replies.append(("raised", "ValueError"))
                 raise CheckFailed(f"`{name}` raised ValueError: {self._misfit(reply['misfit'], fields.get('state'))}")
             error = str(reply.get("error"))[:300]
-            hidden_input = self.hidden_input     # nothing in a reply decides it: student code can write any reply
             self.replies.append(("raised", error.partition(":")[0]))
             if error.startswith("NotImplementedError") and "see the TODO box" in error:
                 raise CheckFailed(f"`{name}` is still the release's stub: write it in the cell that defines it "
                                   "(its TODO box says what to write)")
-            if hidden_input:
+            if self.hidden_input:    # nothing in a reply decides it: student code can write any reply
                 kind = error.partition(":")[0]
                 raise CheckFailed(f"`{name}` raised {kind if kind in _BUILTIN_ERRORS else 'an exception'}: its "
                                   "message is left out on this check's hidden input, as it could show that input "
@@ -140,17 +139,17 @@ class Student:
         """Why the check's weights ``state`` did not load, in the grader's words, from the names the
         code's reply gives: of the weights' own names only those ``state`` has (the reply cannot
         slip text in), and the module's own names only where the check's input is visible."""
+        def named(what: str) -> list[str]:
+            found = misfit.get(what) if isinstance(misfit, dict) else None
+            return sorted({n for n in found if isinstance(n, str)}) if isinstance(found, list) else []
+
         sent = set(state) if isinstance(state, dict) else set()
-        lists = {what: misfit.get(what) for what in ("missing", "not expected", "of another size")} \
-            if isinstance(misfit, dict) else {}
-        names = {what: sorted({n for n in found if isinstance(n, str)})[:12]
-                 for what, found in lists.items() if isinstance(found, list)}
         parts = [f"{what}: {', '.join(found)}" for what in ("not expected", "of another size")
-                 if (found := [n for n in names.get(what, []) if n in sent])]
-        if names.get("missing"):
-            parts.insert(0, "missing: " + (", ".join(n[:60] for n in names["missing"]) if not self.hidden_input else
-                                           "parameters of its own that the weights do not name, listed by the visible "
-                                           "checks"))
+                 if (found := [n for n in named(what) if n in sent])]
+        if own := named("missing"):
+            parts.insert(0, "missing: " + ("parameters of its own that the weights do not name, listed by the "
+                                           "visible checks" if self.hidden_input else
+                                           ", ".join(n[:60] for n in own[:12])))
         return ("the check's weights do not fit this module" + (f" ({'; '.join(parts)})" if parts else "")
                 + ": build exactly the submodules the TODO box names, sized from the constructor's arguments")
 
